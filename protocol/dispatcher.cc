@@ -1,0 +1,131 @@
+#include "protocol/dispatcher.h"
+
+#include <cerrno>
+#include <variant>
+
+#include "absl/strings/str_format.h"
+
+namespace ringfuse {
+namespace {
+
+// Builds the typed reply for an operation. Only CountReply needs the arguments: WRITE answers
+// with 32 bits, COPY_FILE_RANGE_64 with 64.
+template <typename ReplyType>
+struct ReplyFactory {
+  template <typename Args>
+  static ReplyType Make(ReplyToken token, const Args& /*args*/) {
+    return ReplyType(std::move(token));
+  }
+};
+
+template <>
+struct ReplyFactory<CountReply> {
+  static CountReply Make(ReplyToken token, const op::Write& /*args*/) {
+    return CountReply(std::move(token), false);
+  }
+  static CountReply Make(ReplyToken token, const op::CopyFileRange& args) {
+    return CountReply(std::move(token), args.wide_reply);
+  }
+};
+
+}  // namespace
+
+// Calls the handler method that matches the parsed arguments.
+struct RequestVisitor {
+  Dispatcher& dispatcher;
+  const RequestContext& context;
+  ReplyToken token;
+
+#define RINGFUSE_VISIT(Name, ReplyType)                                                     \
+  void operator()(const op::Name& args) {                                                   \
+    dispatcher.handler_.Name(context, args,                                                 \
+                             ReplyFactory<ReplyType>::Make(std::move(token), args));        \
+  }
+  RINGFUSE_FOR_EACH_REPLYING_OP(RINGFUSE_VISIT)
+#undef RINGFUSE_VISIT
+
+  void operator()(const op::Forget& args) { dispatcher.handler_.Forget(context, args); }
+  void operator()(const op::BatchForget& args) { dispatcher.handler_.BatchForget(context, args); }
+  void operator()(const op::Interrupt& args) { dispatcher.handler_.Interrupt(context, args); }
+  void operator()(const op::NotifyReply& args) { dispatcher.handler_.NotifyReply(context, args); }
+  void operator()(const op::Init& args) {
+    dispatcher.HandleInit(context.header, args, std::move(token));
+  }
+  void operator()(const op::Destroy& /*args*/) { dispatcher.HandleDestroy(std::move(token)); }
+};
+
+Dispatcher::Dispatcher(Handler& handler, ReplyChannel& replies, Diagnostics& diagnostics,
+                       InitWishes wishes)
+    : handler_(handler), replies_(replies), diagnostics_(diagnostics), wishes_(wishes) {}
+
+void Dispatcher::Dispatch(ConstBytes message, const Delivery& delivery) {
+  ParseResult parsed = ParseRequest(message, parse_context_);
+  Route(parsed, delivery);
+}
+
+void Dispatcher::DispatchRing(ConstBytes in_out, ConstBytes op_in, ConstBytes payload,
+                              const Delivery& delivery) {
+  ParseResult parsed = ParseRingRequest(in_out, op_in, payload, parse_context_);
+  Route(parsed, delivery);
+}
+
+void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
+  if (const ParseError* error = std::get_if<ParseError>(&parsed)) {
+    Reject(*error, delivery);
+    return;
+  }
+  Request& request = std::get<Request>(parsed);
+  const std::optional<OpcodeInfo> info = LookupOpcode(request.header.opcode);
+  ReplyToken token = info->replies
+                         ? ReplyToken(&replies_, ReplyTarget{request.header.unique, delivery.slot})
+                         : ReplyToken();
+  const bool is_init = request.opcode == Opcode::kInit;
+  if (is_init != (state() == ConnectionState::kAwaitingInit)) {
+    // The kernel sends INIT once and first; anything else means the two sides disagree.
+    diagnostics_.Report(absl::StrFormat("%s (unique %u) arrived while the connection is %s",
+                                        info->name, request.header.unique,
+                                        is_init ? "already initialized" : "not initialized"));
+    token.Error(EIO);
+    return;
+  }
+  const RequestContext context{request.header, request.extensions, delivery.interrupted};
+  std::visit(RequestVisitor{*this, context, std::move(token)}, request.args);
+}
+
+void Dispatcher::Reject(const ParseError& error, const Delivery& delivery) {
+  malformed_.fetch_add(1, std::memory_order_relaxed);
+  const std::optional<OpcodeInfo> info = LookupOpcode(error.opcode);
+  // An unknown opcode is well-formed as far as we can tell: the kernel is newer than us.
+  const int answer = error.kind == ParseErrorKind::kUnknownOpcode ? ENOSYS : EIO;
+  const bool answerable = error.unique.has_value() && (!info || info->replies);
+  const char* outcome = !answerable         ? "not answered"
+                        : answer == ENOSYS ? "answered with ENOSYS"
+                                           : "answered with EIO";
+  diagnostics_.Report(absl::StrFormat("malformed request: %s; %s", error.ToString(), outcome));
+  if (answerable) ReplyToken(&replies_, ReplyTarget{*error.unique, delivery.slot}).Error(answer);
+}
+
+void Dispatcher::HandleInit(const abi::InHeader& header, const op::Init& init, ReplyToken token) {
+  absl::StatusOr<InitResult> result = Negotiate(init.in, wishes_);
+  if (!result.ok()) {
+    diagnostics_.Report(absl::StrFormat("INIT (unique %u) refused: %s", header.unique,
+                                        result.status().message()));
+    state_.store(ConnectionState::kInitFailed, std::memory_order_release);
+    token.Error(EPROTO);
+    return;
+  }
+  negotiated_ = result->agreed;
+  parse_context_ = ParseContext{negotiated_.minor, negotiated_.Has(abi::init_flag::kSetxattrExt)};
+  handler_.Init(negotiated_);
+  state_.store(ConnectionState::kRunning, std::memory_order_release);
+  const ConstBytes reply = AsBytes(result->reply).first(InitOutSize(init.in.minor));
+  token.Send({reply});
+}
+
+void Dispatcher::HandleDestroy(ReplyToken token) {
+  handler_.Destroy();
+  state_.store(ConnectionState::kDestroyed, std::memory_order_release);
+  token.Send(std::span<const ConstBytes>{});
+}
+
+}  // namespace ringfuse

@@ -1,0 +1,68 @@
+// INIT negotiation as a pure function: the kernel's offer and the server's wishes in, the reply
+// and a record of what was agreed out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "protocol/abi.h"
+
+namespace ringfuse {
+
+// What the server would like. Flags the kernel does not offer are dropped, except those listed in
+// `required_flags`, whose absence fails the negotiation with a message naming them.
+struct InitWishes {
+  uint64_t flags = abi::init_flag::kAsyncRead | abi::init_flag::kBigWrites |
+                   abi::init_flag::kMaxPages | abi::init_flag::kParallelDirops |
+                   abi::init_flag::kAtomicOTrunc | abi::init_flag::kDoReaddirplus |
+                   abi::init_flag::kReaddirplusAuto | abi::init_flag::kAsyncDio |
+                   abi::init_flag::kSetxattrExt;
+  uint64_t required_flags = 0;
+  uint32_t max_write = 1 << 20;      // bytes; rounded down to whole pages, at least one page
+  uint32_t max_readahead = 1 << 20;  // bytes; never more than the kernel offers
+  uint16_t max_background = 64;
+  uint16_t congestion_threshold = 48;
+  uint32_t time_gran = 1;            // nanoseconds; a power of ten from 1 to 1e9
+  uint32_t max_stack_depth = 1;      // with kPassthrough only
+  uint16_t request_timeout = 0;      // seconds; with kRequestTimeout only
+  uint32_t page_size = 4096;         // the machine's page size (a parameter: this code is pure)
+};
+
+// What both sides agreed on; the rest of the library reads only this.
+struct Negotiated {
+  uint32_t kernel_minor = 0;  // what the kernel speaks
+  uint32_t minor = 0;         // min(kernel, ours): the protocol both use
+  uint64_t kernel_flags = 0;  // everything the kernel offered
+  uint64_t flags = 0;         // offered and wished
+  uint32_t max_write = 0;
+  uint32_t max_pages = 0;
+  uint32_t max_readahead = 0;
+  uint16_t max_background = 0;
+  uint16_t congestion_threshold = 0;
+  uint32_t time_gran = 0;
+  uint32_t max_stack_depth = 0;
+  uint16_t request_timeout = 0;
+  bool io_uring = false;      // FUSE-over-io_uring agreed
+
+  bool Has(uint64_t flag) const { return (flags & flag) == flag; }
+  // The largest request payload the kernel may send, and the largest reply it accepts.
+  uint32_t MaxPayload(uint32_t page_size) const;
+};
+
+struct InitResult {
+  abi::InitOut reply;
+  Negotiated agreed;
+};
+
+// Fails for a major version other than 7, a kernel older than 7.31, a required flag the kernel
+// does not offer, or wishes out of range; every message names the value and what to do.
+absl::StatusOr<InitResult> Negotiate(const abi::InitIn& kernel, const InitWishes& wishes);
+
+// Bytes of fuse_init_out to send back for a kernel speaking `kernel_minor`.
+size_t InitOutSize(uint32_t kernel_minor);
+
+// "ASYNC_READ|BIG_WRITES|..." for logs and the debug printer.
+std::string InitFlagNames(uint64_t flags);
+
+}  // namespace ringfuse

@@ -1,0 +1,177 @@
+#include "protocol/notify.h"
+
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+
+namespace ringfuse {
+
+namespace {
+constexpr std::byte kNul[1] = {std::byte{0}};
+}  // namespace
+
+// Builds a Notification: the out header and fixed struct in the head, variable parts as views.
+class NotificationBuilder {
+ public:
+  template <typename Fixed>
+  static Notification Make(abi::NotifyCode code, const Fixed& fixed, ConstBytes first = {},
+                           ConstBytes second = {}) {
+    Notification n;
+    n.code_ = code;
+    std::memcpy(n.head_.data() + sizeof(abi::OutHeader), &fixed, sizeof(Fixed));
+    n.tail_ = {first, second};
+    n.head_size_ = sizeof(abi::OutHeader) + sizeof(Fixed);
+    WriteHeader(n);
+    return n;
+  }
+
+  static Notification Bare(abi::NotifyCode code) {
+    Notification n;
+    n.code_ = code;
+    n.head_size_ = sizeof(abi::OutHeader);
+    WriteHeader(n);
+    return n;
+  }
+
+ private:
+  static_assert(sizeof(abi::NotifyRetrieveOut) >= sizeof(abi::NotifyStoreOut));
+
+  static void WriteHeader(Notification& n) {
+    size_t length = n.head_size_;
+    for (ConstBytes part : n.tail_) length += part.size();
+    const abi::OutHeader header{static_cast<uint32_t>(length), static_cast<int32_t>(n.code_), 0};
+    std::memcpy(n.head_.data(), &header, sizeof(header));
+  }
+};
+
+size_t Notification::size() const {
+  size_t length = head_size_;
+  for (ConstBytes part : tail_) length += part.size();
+  return length;
+}
+
+size_t Notification::Gather(std::array<ConstBytes, kMaxParts>& parts) const {
+  size_t count = 0;
+  parts[count++] = ConstBytes(head_.data(), head_size_);
+  for (ConstBytes part : tail_) {
+    if (!part.empty()) parts[count++] = part;
+  }
+  return count;
+}
+
+size_t Notification::CopyTo(MutableBytes out) const {
+  if (out.size() < size()) return 0;
+  std::array<ConstBytes, kMaxParts> parts;
+  const size_t count = Gather(parts);
+  size_t at = 0;
+  for (size_t i = 0; i < count; ++i) {
+    std::memcpy(out.data() + at, parts[i].data(), parts[i].size());
+    at += parts[i].size();
+  }
+  return at;
+}
+
+uint32_t NotifyMinimumMinor(abi::NotifyCode code) {
+  switch (code) {
+    case abi::NotifyCode::kPoll: return 11;
+    case abi::NotifyCode::kInvalInode: return 12;
+    case abi::NotifyCode::kInvalEntry: return 12;
+    case abi::NotifyCode::kStore: return 15;
+    case abi::NotifyCode::kRetrieve: return 15;
+    case abi::NotifyCode::kDelete: return 18;
+    case abi::NotifyCode::kResend: return 40;
+    case abi::NotifyCode::kIncEpoch: return 44;
+    case abi::NotifyCode::kPrune: return 45;
+  }
+  return std::numeric_limits<uint32_t>::max();
+}
+
+std::string_view NotifyCodeName(abi::NotifyCode code) {
+  switch (code) {
+    case abi::NotifyCode::kPoll: return "POLL";
+    case abi::NotifyCode::kInvalInode: return "INVAL_INODE";
+    case abi::NotifyCode::kInvalEntry: return "INVAL_ENTRY";
+    case abi::NotifyCode::kStore: return "STORE";
+    case abi::NotifyCode::kRetrieve: return "RETRIEVE";
+    case abi::NotifyCode::kDelete: return "DELETE";
+    case abi::NotifyCode::kResend: return "RESEND";
+    case abi::NotifyCode::kIncEpoch: return "INC_EPOCH";
+    case abi::NotifyCode::kPrune: return "PRUNE";
+  }
+  return "UNKNOWN";
+}
+
+namespace {
+
+absl::Status CheckName(std::string_view name) {
+  if (name.empty() || name.size() > abi::kNameMax) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a notified name must have 1 to %u bytes, not %u", abi::kNameMax, name.size()));
+  }
+  if (name.find('\0') != std::string_view::npos) {
+    return absl::InvalidArgumentError("a notified name must not contain a NUL byte");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Notification EncodeNotifyPoll(uint64_t kernel_handle) {
+  return NotificationBuilder::Make(abi::NotifyCode::kPoll, abi::NotifyPollWakeupOut{kernel_handle});
+}
+
+Notification EncodeNotifyInvalInode(uint64_t nodeid, int64_t offset, int64_t length) {
+  return NotificationBuilder::Make(abi::NotifyCode::kInvalInode,
+                                   abi::NotifyInvalInodeOut{nodeid, offset, length});
+}
+
+absl::StatusOr<Notification> EncodeNotifyInvalEntry(uint64_t parent, std::string_view name,
+                                                    uint32_t flags) {
+  if (absl::Status status = CheckName(name); !status.ok()) return status;
+  const abi::NotifyInvalEntryOut fixed{parent, static_cast<uint32_t>(name.size()), flags};
+  return NotificationBuilder::Make(abi::NotifyCode::kInvalEntry, fixed, AsBytes(name), kNul);
+}
+
+absl::StatusOr<Notification> EncodeNotifyDelete(uint64_t parent, uint64_t child,
+                                                std::string_view name) {
+  if (absl::Status status = CheckName(name); !status.ok()) return status;
+  const abi::NotifyDeleteOut fixed{parent, child, static_cast<uint32_t>(name.size()), 0};
+  return NotificationBuilder::Make(abi::NotifyCode::kDelete, fixed, AsBytes(name), kNul);
+}
+
+absl::StatusOr<Notification> EncodeNotifyStore(uint64_t nodeid, uint64_t offset, ConstBytes data) {
+  if (data.size() > std::numeric_limits<uint32_t>::max() - sizeof(abi::NotifyStoreOut) -
+                        sizeof(abi::OutHeader)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a STORE notification cannot carry %u bytes", data.size()));
+  }
+  const abi::NotifyStoreOut fixed{nodeid, offset, static_cast<uint32_t>(data.size()), 0};
+  return NotificationBuilder::Make(abi::NotifyCode::kStore, fixed, data);
+}
+
+Notification EncodeNotifyRetrieve(uint64_t notify_unique, uint64_t nodeid, uint64_t offset,
+                                  uint32_t size) {
+  return NotificationBuilder::Make(abi::NotifyCode::kRetrieve,
+                                   abi::NotifyRetrieveOut{notify_unique, nodeid, offset, size, 0});
+}
+
+Notification EncodeNotifyResend() { return NotificationBuilder::Bare(abi::NotifyCode::kResend); }
+
+Notification EncodeNotifyIncEpoch() {
+  return NotificationBuilder::Bare(abi::NotifyCode::kIncEpoch);
+}
+
+absl::StatusOr<Notification> EncodeNotifyPrune(std::span<const uint64_t> nodeids) {
+  constexpr size_t kMaxIds = (std::numeric_limits<uint32_t>::max() - sizeof(abi::OutHeader) -
+                              sizeof(abi::NotifyPruneOut)) /
+                             sizeof(uint64_t);
+  if (nodeids.size() > kMaxIds) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a PRUNE notification cannot carry %u node ids", nodeids.size()));
+  }
+  const abi::NotifyPruneOut fixed{static_cast<uint32_t>(nodeids.size()), 0, 0};
+  return NotificationBuilder::Make(abi::NotifyCode::kPrune, fixed, std::as_bytes(nodeids));
+}
+
+}  // namespace ringfuse

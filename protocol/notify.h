@@ -1,0 +1,63 @@
+// Encoders for the nine notifications a server may send the kernel.
+//
+// A notification is a fuse_out_header with unique 0 and error = the notify code, then a payload.
+// Each encoder validates what it is given and returns a Notification: a small fixed head plus
+// views of the caller's variable parts (names, data, node ids), ready for writev without a copy.
+// The views must outlive the Notification.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "protocol/abi.h"
+#include "protocol/bytes.h"
+
+namespace ringfuse {
+
+class Notification {
+ public:
+  static constexpr size_t kMaxParts = 3;  // head, then up to two variable parts
+
+  abi::NotifyCode code() const { return code_; }
+  size_t size() const;
+  // The message as consecutive parts; returns how many of `parts` were filled.
+  size_t Gather(std::array<ConstBytes, kMaxParts>& parts) const;
+  // Copies the whole message into `out`; returns the bytes written, or 0 when `out` is too small.
+  size_t CopyTo(MutableBytes out) const;
+
+ private:
+  friend class NotificationBuilder;
+  static constexpr size_t kMaxHead = sizeof(abi::OutHeader) + sizeof(abi::NotifyRetrieveOut);
+
+  abi::NotifyCode code_{};
+  std::array<std::byte, kMaxHead> head_{};
+  size_t head_size_ = 0;
+  std::array<ConstBytes, kMaxParts - 1> tail_{};
+};
+
+// The oldest protocol minor whose kernels understand a notification code.
+uint32_t NotifyMinimumMinor(abi::NotifyCode code);
+std::string_view NotifyCodeName(abi::NotifyCode code);
+
+Notification EncodeNotifyPoll(uint64_t kernel_handle);
+// off < 0: attributes only; otherwise pages from off, len <= 0 meaning to the end.
+Notification EncodeNotifyInvalInode(uint64_t nodeid, int64_t offset, int64_t length);
+// flags: abi::kExpireOnly to expire the dentry rather than drop it (7.38+).
+absl::StatusOr<Notification> EncodeNotifyInvalEntry(uint64_t parent, std::string_view name,
+                                                    uint32_t flags = 0);
+absl::StatusOr<Notification> EncodeNotifyDelete(uint64_t parent, uint64_t child,
+                                                std::string_view name);
+absl::StatusOr<Notification> EncodeNotifyStore(uint64_t nodeid, uint64_t offset, ConstBytes data);
+// The kernel answers with a NOTIFY_REPLY request whose unique is `notify_unique`.
+Notification EncodeNotifyRetrieve(uint64_t notify_unique, uint64_t nodeid, uint64_t offset,
+                                  uint32_t size);
+Notification EncodeNotifyResend();
+// One message marks every cached dentry of the connection stale (7.44).
+Notification EncodeNotifyIncEpoch();
+// Asks the kernel to drop unused dentries of these inodes (7.45).
+absl::StatusOr<Notification> EncodeNotifyPrune(std::span<const uint64_t> nodeids);
+
+}  // namespace ringfuse

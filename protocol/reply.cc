@@ -1,0 +1,169 @@
+#include "protocol/reply.h"
+
+#include <cerrno>
+#include <utility>
+
+namespace ringfuse {
+namespace {
+
+// The kernel accepts reply errors in (-ERESTARTSYS, 0]; ERESTARTSYS is 512.
+constexpr int kFirstRejectedErrno = 512;
+
+size_t AlignDirent(size_t size) {
+  return (size + abi::kDirentAlignment - 1) & ~(abi::kDirentAlignment - 1);
+}
+
+}  // namespace
+
+int32_t KernelError(int errno_value) {
+  if (errno_value <= 0 || errno_value >= kFirstRejectedErrno) return -EIO;
+  return -errno_value;
+}
+
+ReplyToken& ReplyToken::operator=(ReplyToken&& other) noexcept {
+  if (this != &other) {
+    if (pending()) Error(EIO);
+    channel_ = other.channel_;
+    target_ = other.target_;
+    other.channel_ = nullptr;
+  }
+  return *this;
+}
+
+ReplyToken::~ReplyToken() {
+  if (pending()) Error(EIO);
+}
+
+void ReplyToken::Error(int errno_value) {
+  if (!pending()) return;
+  ReplyChannel* channel = std::exchange(channel_, nullptr);
+  channel->SendReply(target_, KernelError(errno_value), {});
+}
+
+void ReplyToken::Send(std::span<const ConstBytes> body) {
+  if (!pending()) return;
+  ReplyChannel* channel = std::exchange(channel_, nullptr);
+  channel->SendReply(target_, 0, body);
+}
+
+void CountReply::Ok(uint64_t count) {
+  if (wide_) {
+    token_.Send({AsBytes(abi::CopyFileRangeOut{count})});
+  } else {
+    token_.Send({AsBytes(abi::WriteOut{static_cast<uint32_t>(count), 0})});
+  }
+}
+
+void IoctlReply::Ok(int32_t result, ConstBytes out_data) {
+  const abi::IoctlOut out{result, 0, 0, 0};
+  token_.Send({AsBytes(out), out_data});
+}
+
+void IoctlReply::Retry(std::span<const abi::IoctlIovec> in, std::span<const abi::IoctlIovec> out) {
+  const abi::IoctlOut head{0, abi::kIoctlRetry, static_cast<uint32_t>(in.size()),
+                           static_cast<uint32_t>(out.size())};
+  token_.Send({AsBytes(head), std::as_bytes(in), std::as_bytes(out)});
+}
+
+abi::Attr AttrFromStat(const struct stat& st) {
+  abi::Attr attr{};
+  attr.ino = st.st_ino;
+  attr.size = static_cast<uint64_t>(st.st_size);
+  attr.blocks = static_cast<uint64_t>(st.st_blocks);
+  attr.atime = static_cast<uint64_t>(st.st_atim.tv_sec);
+  attr.mtime = static_cast<uint64_t>(st.st_mtim.tv_sec);
+  attr.ctime = static_cast<uint64_t>(st.st_ctim.tv_sec);
+  attr.atimensec = static_cast<uint32_t>(st.st_atim.tv_nsec);
+  attr.mtimensec = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+  attr.ctimensec = static_cast<uint32_t>(st.st_ctim.tv_nsec);
+  attr.mode = st.st_mode;
+  attr.nlink = static_cast<uint32_t>(st.st_nlink);
+  attr.uid = st.st_uid;
+  attr.gid = st.st_gid;
+  attr.rdev = static_cast<uint32_t>(st.st_rdev);
+  attr.blksize = static_cast<uint32_t>(st.st_blksize);
+  return attr;
+}
+
+abi::EntryOut MakeEntry(uint64_t nodeid, uint64_t generation, const abi::Attr& attr,
+                        Timeout entry_timeout, Timeout attr_timeout) {
+  abi::EntryOut entry{};
+  entry.nodeid = nodeid;
+  entry.generation = generation;
+  entry.entry_valid = entry_timeout.seconds;
+  entry.entry_valid_nsec = entry_timeout.nanoseconds;
+  entry.attr_valid = attr_timeout.seconds;
+  entry.attr_valid_nsec = attr_timeout.nanoseconds;
+  entry.attr = attr;
+  return entry;
+}
+
+abi::EntryOut MakeNegativeEntry(Timeout timeout) {
+  return MakeEntry(0, 0, abi::Attr{}, timeout, Timeout{});
+}
+
+abi::AttrOut MakeAttrOut(const abi::Attr& attr, Timeout timeout) {
+  abi::AttrOut out{};
+  out.attr_valid = timeout.seconds;
+  out.attr_valid_nsec = timeout.nanoseconds;
+  out.attr = attr;
+  return out;
+}
+
+abi::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id) {
+  return abi::OpenOut{fh, open_flags, backing_id};
+}
+
+size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstBytes> body,
+                          MutableBytes out) {
+  size_t length = sizeof(abi::OutHeader);
+  if (error == 0) {
+    for (ConstBytes part : body) length += part.size();
+  }
+  if (length > out.size()) return 0;
+  const abi::OutHeader header{static_cast<uint32_t>(length), error, unique};
+  std::memcpy(out.data(), &header, sizeof(header));
+  size_t at = sizeof(header);
+  if (error == 0) {
+    for (ConstBytes part : body) {
+      if (!part.empty()) std::memcpy(out.data() + at, part.data(), part.size());
+      at += part.size();
+    }
+  }
+  return length;
+}
+
+size_t DirentPacker::DirentSize(size_t name_length) {
+  return AlignDirent(sizeof(abi::Dirent) + name_length);
+}
+
+size_t DirentPacker::DirentPlusSize(size_t name_length) {
+  return AlignDirent(sizeof(abi::DirentPlus) + name_length);
+}
+
+bool DirentPacker::Append(ConstBytes head, std::string_view name, size_t record_size) {
+  if (record_size > buffer_.size() - used_) return false;
+  std::byte* at = buffer_.data() + used_;
+  std::memcpy(at, head.data(), head.size());
+  std::memcpy(at + head.size(), name.data(), name.size());
+  const size_t written = head.size() + name.size();
+  std::memset(at + written, 0, record_size - written);  // padding must not leak memory
+  used_ += record_size;
+  ++count_;
+  return true;
+}
+
+bool DirentPacker::Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name) {
+  const abi::Dirent dirent{ino, offset, static_cast<uint32_t>(name.size()), type};
+  return Append(AsBytes(dirent), name, DirentSize(name.size()));
+}
+
+bool DirentPacker::AddPlus(const abi::EntryOut& entry, uint64_t offset, uint32_t type,
+                           std::string_view name) {
+  const abi::DirentPlus plus{entry,
+                             abi::Dirent{entry.attr.ino, offset, static_cast<uint32_t>(name.size()),
+                                         type}};
+  return Append(AsBytes(plus), name, DirentPlusSize(name.size()));
+}
+
+}  // namespace ringfuse

@@ -1,0 +1,228 @@
+// Replies to the kernel: where they go (ReplyChannel), the move-only token a handler answers
+// through, one typed reply per kind of answer, and the encoders they are made of.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "protocol/abi.h"
+#include "protocol/bytes.h"
+
+namespace ringfuse {
+
+// Which request a reply answers: the kernel's unique, plus a value the transport chose when it
+// received the request (a ring entry, a buffer slot) so that it can find its state again.
+struct ReplyTarget {
+  uint64_t unique = 0;
+  uint64_t slot = 0;
+};
+
+// Implemented by each transport. Called exactly once per request that expects a reply, possibly
+// from a thread other than the one that received the request, so implementations are
+// thread-safe. `error` is 0 or a negative errno in the kernel's accepted range; the body is sent
+// only with error 0 and is the concatenation of `body`.
+class ReplyChannel {
+ public:
+  virtual ~ReplyChannel() = default;
+  virtual void SendReply(const ReplyTarget& target, int32_t error,
+                         std::span<const ConstBytes> body) = 0;
+};
+
+// Maps a handler's errno to what the kernel accepts: a positive errno in 1..511 becomes its
+// negative; anything else (0, negative, out of range) becomes -EIO, because the kernel rejects
+// such a reply and the caller would otherwise see EINVAL with no trace in the server.
+int32_t KernelError(int errno_value);
+
+// A promise to answer one request. Move-only; completes at most once, from any thread. A token
+// destroyed without an answer answers EIO, so a forgotten reply never hangs the caller.
+class ReplyToken {
+ public:
+  ReplyToken() = default;
+  ReplyToken(ReplyChannel* channel, ReplyTarget target) : channel_(channel), target_(target) {}
+  ReplyToken(ReplyToken&& other) noexcept { *this = std::move(other); }
+  ReplyToken& operator=(ReplyToken&& other) noexcept;
+  ReplyToken(const ReplyToken&) = delete;
+  ReplyToken& operator=(const ReplyToken&) = delete;
+  ~ReplyToken();
+
+  bool pending() const { return channel_ != nullptr; }
+  uint64_t unique() const { return target_.unique; }
+
+  void Error(int errno_value);
+  void Send(std::span<const ConstBytes> body);
+  void Send(std::initializer_list<ConstBytes> body) { Send(std::span(body.begin(), body.size())); }
+
+ private:
+  ReplyChannel* channel_ = nullptr;
+  ReplyTarget target_;
+};
+
+// Typed replies: each kind of answer the protocol has, so a handler cannot send the wrong shape.
+class TypedReply {
+ public:
+  explicit TypedReply(ReplyToken token) : token_(std::move(token)) {}
+  void Error(int errno_value) { token_.Error(errno_value); }
+  bool pending() const { return token_.pending(); }
+
+ protected:
+  ReplyToken token_;
+};
+
+// UNLINK, RMDIR, RENAME, RELEASE, FSYNC, FLUSH, SETXATTR, SETLK, ACCESS, FALLOCATE, ...
+class EmptyReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok() { token_.Send(std::span<const ConstBytes>{}); }
+};
+
+// LOOKUP, MKNOD, MKDIR, SYMLINK, LINK.
+class EntryReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(const abi::EntryOut& entry) { token_.Send({AsBytes(entry)}); }
+};
+
+// CREATE and TMPFILE.
+class CreateReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(const abi::EntryOut& entry, const abi::OpenOut& open) {
+    token_.Send({AsBytes(entry), AsBytes(open)});
+  }
+};
+
+// GETATTR and SETATTR.
+class AttrReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(const abi::AttrOut& attr) { token_.Send({AsBytes(attr)}); }
+};
+
+// OPEN and OPENDIR.
+class OpenReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(const abi::OpenOut& open) { token_.Send({AsBytes(open)}); }
+};
+
+// READ, READLINK, and READDIR/READDIRPLUS (with bytes from a DirentPacker).
+class DataReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(ConstBytes data) { token_.Send({data}); }
+  void Ok(std::span<const ConstBytes> parts) { token_.Send(parts); }
+};
+
+// WRITE and COPY_FILE_RANGE: a byte count, 32 or 64 bits wide as the request asked.
+class CountReply : public TypedReply {
+ public:
+  CountReply(ReplyToken token, bool wide) : TypedReply(std::move(token)), wide_(wide) {}
+  void Ok(uint64_t count);
+
+ private:
+  bool wide_;
+};
+
+class StatfsReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(const abi::Kstatfs& statfs) { token_.Send({AsBytes(abi::StatfsOut{statfs})}); }
+};
+
+// GETXATTR and LISTXATTR: the size when the caller asked for it (request size 0), else the data.
+class XattrReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Size(uint32_t size) { token_.Send({AsBytes(abi::GetxattrOut{size, 0})}); }
+  void Data(ConstBytes data) { token_.Send({data}); }
+};
+
+class LockReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(const abi::FileLock& lock) { token_.Send({AsBytes(abi::LkOut{lock})}); }
+};
+
+class BmapReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(uint64_t block) { token_.Send({AsBytes(abi::BmapOut{block})}); }
+};
+
+class IoctlReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(int32_t result, ConstBytes out_data);
+  // Unrestricted ioctls only: ask the kernel to retry with these buffers.
+  void Retry(std::span<const abi::IoctlIovec> in, std::span<const abi::IoctlIovec> out);
+};
+
+class PollReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(uint32_t revents) { token_.Send({AsBytes(abi::PollOut{revents, 0})}); }
+};
+
+class LseekReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(uint64_t offset) { token_.Send({AsBytes(abi::LseekOut{offset})}); }
+};
+
+class StatxReply : public TypedReply {
+ public:
+  using TypedReply::TypedReply;
+  void Ok(const abi::StatxOut& statx) { token_.Send({AsBytes(statx)}); }
+};
+
+// Encoders from local types to the wire structs.
+struct Timeout {
+  uint64_t seconds = 0;
+  uint32_t nanoseconds = 0;
+};
+
+abi::Attr AttrFromStat(const struct stat& st);
+abi::EntryOut MakeEntry(uint64_t nodeid, uint64_t generation, const abi::Attr& attr,
+                        Timeout entry_timeout, Timeout attr_timeout);
+// A negative entry: the kernel caches "no such name" for `timeout` (nodeid 0).
+abi::EntryOut MakeNegativeEntry(Timeout timeout);
+abi::AttrOut MakeAttrOut(const abi::Attr& attr, Timeout timeout);
+abi::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id = 0);
+
+// A whole reply message as /dev/fuse takes it: fuse_out_header then the body. Returns the bytes
+// written, or 0 when `out` is too small.
+size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstBytes> body,
+                          MutableBytes out);
+
+// Packs READDIR or READDIRPLUS entries into a caller's buffer, 8-byte aligned as the kernel
+// requires. Add returns false, and writes nothing, when the entry does not fit: the signal to
+// stop and send what is packed; the kernel asks again from the last offset.
+class DirentPacker {
+ public:
+  explicit DirentPacker(MutableBytes buffer) : buffer_(buffer) {}
+
+  // `offset` is the cookie of the *next* entry, which the kernel passes back to continue.
+  bool Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name);
+  bool AddPlus(const abi::EntryOut& entry, uint64_t offset, uint32_t type, std::string_view name);
+
+  ConstBytes packed() const { return ConstBytes(buffer_.data(), used_); }
+  size_t count() const { return count_; }
+
+  static size_t DirentSize(size_t name_length);
+  static size_t DirentPlusSize(size_t name_length);
+
+ private:
+  bool Append(ConstBytes head, std::string_view name, size_t record_size);
+
+  MutableBytes buffer_;
+  size_t used_ = 0;
+  size_t count_ = 0;
+};
+
+}  // namespace ringfuse
