@@ -607,7 +607,8 @@ struct BackingMap {
   uint64_t padding;
 };
 
-// /dev/fuse ioctls, magic 229: _IOR(229,0,u32), _IOW(229,1,BackingMap), _IOW(229,2,u32), _IO(229,3).
+// /dev/fuse ioctls, magic 229: _IOR(229,0,u32), _IOW(229,1,BackingMap), _IOW(229,2,u32),
+// _IO(229,3).
 inline constexpr unsigned long kDevIocClone = 0x8004e500ul;
 inline constexpr unsigned long kDevIocBackingOpen = 0x4010e501ul;
 inline constexpr unsigned long kDevIocBackingClose = 0x4004e502ul;

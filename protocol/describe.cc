@@ -36,8 +36,8 @@ std::string DescribeArgs(const RequestArgs& args) {
             return absl::StrFormat("name=%s target=%s", Quoted(a.name), Quoted(a.target));
           },
           [](const op::Mknod& a) {
-            return absl::StrFormat("name=%s mode=0%o rdev=%u umask=0%o", Quoted(a.name),
-                                   a.in.mode, a.in.rdev, a.in.umask);
+            return absl::StrFormat("name=%s mode=0%o rdev=%u umask=0%o", Quoted(a.name), a.in.mode,
+                                   a.in.rdev, a.in.umask);
           },
           [](const op::Mkdir& a) {
             return absl::StrFormat("name=%s mode=0%o umask=0%o", Quoted(a.name), a.in.mode,
@@ -58,8 +58,7 @@ std::string DescribeArgs(const RequestArgs& args) {
             return absl::StrFormat("oldnodeid=%u new=%s", a.in.oldnodeid, Quoted(a.new_name));
           },
           [](const op::Setattr& a) {
-            return absl::StrFormat("valid=0x%x mode=0%o size=%u", a.in.valid, a.in.mode,
-                                   a.in.size);
+            return absl::StrFormat("valid=0x%x mode=0%o size=%u", a.in.valid, a.in.mode, a.in.size);
           },
           [](const op::Open& a) { return absl::StrFormat("flags=0x%x", a.in.flags); },
           [](const op::Opendir& a) { return absl::StrFormat("flags=0x%x", a.in.flags); },
@@ -95,9 +94,8 @@ std::string DescribeArgs(const RequestArgs& args) {
             return absl::StrFormat("fh=%u offset=%u whence=%u", a.in.fh, a.in.offset, a.in.whence);
           },
           [](const op::CopyFileRange& a) {
-            return absl::StrFormat("fh_in=%u off_in=%u nodeid_out=%u off_out=%u len=%u",
-                                   a.in.fh_in, a.in.off_in, a.in.nodeid_out, a.in.off_out,
-                                   a.in.len);
+            return absl::StrFormat("fh_in=%u off_in=%u nodeid_out=%u off_out=%u len=%u", a.in.fh_in,
+                                   a.in.off_in, a.in.nodeid_out, a.in.off_out, a.in.len);
           },
           [](const auto&) { return std::string(); },
       },
@@ -108,9 +106,8 @@ std::string DescribeArgs(const RequestArgs& args) {
 
 std::string DescribeRequest(const Request& request) {
   const abi::InHeader& h = request.header;
-  std::string line =
-      absl::StrFormat("%s unique=%u nodeid=%u uid=%u gid=%u pid=%u", OpcodeName(h.opcode),
-                      h.unique, h.nodeid, h.uid, h.gid, h.pid);
+  std::string line = absl::StrFormat("%s unique=%u nodeid=%u uid=%u gid=%u pid=%u",
+                                     OpcodeName(h.opcode), h.unique, h.nodeid, h.uid, h.gid, h.pid);
   const std::string args = DescribeArgs(request.args);
   if (!args.empty()) absl::StrAppend(&line, " ", args);
   return line;

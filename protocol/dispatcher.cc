@@ -28,6 +28,16 @@ struct ReplyFactory<CountReply> {
   }
 };
 
+const char* StateName(ConnectionState state) {
+  switch (state) {
+    case ConnectionState::kAwaitingInit: return "not initialized";
+    case ConnectionState::kRunning: return "already initialized";
+    case ConnectionState::kInitFailed: return "refused at INIT";
+    case ConnectionState::kDestroyed: return "destroyed";
+  }
+  return "in an unknown state";
+}
+
 }  // namespace
 
 // Calls the handler method that matches the parsed arguments.
@@ -36,18 +46,28 @@ struct RequestVisitor {
   const RequestContext& context;
   ReplyToken token;
 
-#define RINGFUSE_VISIT(Name, ReplyType)                                                     \
-  void operator()(const op::Name& args) {                                                   \
-    dispatcher.handler_.Name(context, args,                                                 \
-                             ReplyFactory<ReplyType>::Make(std::move(token), args));        \
+#define RINGFUSE_VISIT(Name, ReplyType)                                              \
+  void operator()(const op::Name& args) {                                            \
+    dispatcher.handler_.Name(context, args,                                          \
+                             ReplyFactory<ReplyType>::Make(std::move(token), args)); \
   }
   RINGFUSE_FOR_EACH_REPLYING_OP(RINGFUSE_VISIT)
 #undef RINGFUSE_VISIT
 
   void operator()(const op::Forget& args) { dispatcher.handler_.Forget(context, args); }
   void operator()(const op::BatchForget& args) { dispatcher.handler_.BatchForget(context, args); }
-  void operator()(const op::Interrupt& args) { dispatcher.handler_.Interrupt(context, args); }
-  void operator()(const op::NotifyReply& args) { dispatcher.handler_.NotifyReply(context, args); }
+  void operator()(const op::Interrupt& args) {
+    if (dispatcher.interrupt_sink_ != nullptr) {
+      dispatcher.interrupt_sink_->MarkInterrupted(args.in.unique);
+    }
+    dispatcher.handler_.Interrupt(context, args);
+  }
+  void operator()(const op::NotifyReply& args) {
+    if (dispatcher.notify_reply_sink_ != nullptr) {
+      dispatcher.notify_reply_sink_->OnNotifyReply(context.header.unique, args);
+    }
+    dispatcher.handler_.NotifyReply(context, args);
+  }
   void operator()(const op::Init& args) {
     dispatcher.HandleInit(context.header, args, std::move(token));
   }
@@ -76,15 +96,17 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
   }
   Request& request = std::get<Request>(parsed);
   const std::optional<OpcodeInfo> info = LookupOpcode(request.header.opcode);
-  ReplyToken token = info->replies
-                         ? ReplyToken(&replies_, ReplyTarget{request.header.unique, delivery.slot})
-                         : ReplyToken();
+  ReplyToken token = info->replies ? ReplyToken(ChannelFor(delivery),
+                                                ReplyTarget{request.header.unique, delivery.slot})
+                                   : ReplyToken();
   const bool is_init = request.opcode == Opcode::kInit;
-  if (is_init != (state() == ConnectionState::kAwaitingInit)) {
-    // The kernel sends INIT once and first; anything else means the two sides disagree.
+  const ConnectionState expected =
+      is_init ? ConnectionState::kAwaitingInit : ConnectionState::kRunning;
+  if (state() != expected) {
+    // The kernel sends INIT once and first, and nothing after a refused INIT or DESTROY;
+    // anything else means the two sides disagree.
     diagnostics_.Report(absl::StrFormat("%s (unique %u) arrived while the connection is %s",
-                                        info->name, request.header.unique,
-                                        is_init ? "already initialized" : "not initialized"));
+                                        info->name, request.header.unique, StateName(state())));
     token.Error(EIO);
     return;
   }
@@ -98,18 +120,20 @@ void Dispatcher::Reject(const ParseError& error, const Delivery& delivery) {
   // An unknown opcode is well-formed as far as we can tell: the kernel is newer than us.
   const int answer = error.kind == ParseErrorKind::kUnknownOpcode ? ENOSYS : EIO;
   const bool answerable = error.unique.has_value() && (!info || info->replies);
-  const char* outcome = !answerable         ? "not answered"
+  const char* outcome = !answerable        ? "not answered"
                         : answer == ENOSYS ? "answered with ENOSYS"
                                            : "answered with EIO";
   diagnostics_.Report(absl::StrFormat("malformed request: %s; %s", error.ToString(), outcome));
-  if (answerable) ReplyToken(&replies_, ReplyTarget{*error.unique, delivery.slot}).Error(answer);
+  if (answerable) {
+    ReplyToken(ChannelFor(delivery), ReplyTarget{*error.unique, delivery.slot}).Error(answer);
+  }
 }
 
 void Dispatcher::HandleInit(const abi::InHeader& header, const op::Init& init, ReplyToken token) {
   absl::StatusOr<InitResult> result = Negotiate(init.in, wishes_);
   if (!result.ok()) {
-    diagnostics_.Report(absl::StrFormat("INIT (unique %u) refused: %s", header.unique,
-                                        result.status().message()));
+    diagnostics_.Report(
+        absl::StrFormat("INIT (unique %u) refused: %s", header.unique, result.status().message()));
     state_.store(ConnectionState::kInitFailed, std::memory_order_release);
     token.Error(EPROTO);
     return;

@@ -25,9 +25,26 @@ class Diagnostics {
   virtual void Report(std::string_view line) = 0;
 };
 
+// Told of every INTERRUPT before the handler is: the transport marks the interrupted request
+// where its handler can see it (RequestContext::Interrupted).
+class InterruptSink {
+ public:
+  virtual ~InterruptSink() = default;
+  virtual void MarkInterrupted(uint64_t unique) = 0;
+};
+
+// Told of every NOTIFY_REPLY (the kernel's answer to a RETRIEVE notification) before the
+// handler is: the notifier hands the data to whoever is waiting for it.
+class NotifyReplySink {
+ public:
+  virtual ~NotifyReplySink() = default;
+  virtual void OnNotifyReply(uint64_t notify_unique, const op::NotifyReply& reply) = 0;
+};
+
 // How a transport hands one request over.
 struct Delivery {
-  uint64_t slot = 0;  // echoed in ReplyTarget::slot
+  ReplyChannel* channel = nullptr;  // where the reply goes; null: the dispatcher's default channel
+  uint64_t slot = 0;                // echoed in ReplyTarget::slot
   const std::atomic<bool>* interrupted = nullptr;
 };
 
@@ -35,6 +52,7 @@ enum class ConnectionState { kAwaitingInit, kRunning, kInitFailed, kDestroyed };
 
 class Dispatcher {
  public:
+  // `replies` answers requests whose Delivery names no channel (INIT, in practice).
   Dispatcher(Handler& handler, ReplyChannel& replies, Diagnostics& diagnostics, InitWishes wishes);
 
   // One whole message as read from /dev/fuse.
@@ -42,6 +60,10 @@ class Dispatcher {
   // One request as FUSE-over-io_uring delivers it (see ParseRingRequest).
   void DispatchRing(ConstBytes in_out, ConstBytes op_in, ConstBytes payload,
                     const Delivery& delivery);
+
+  // Set before requests flow (the session does it once its transport exists).
+  void set_interrupt_sink(InterruptSink* sink) { interrupt_sink_ = sink; }
+  void set_notify_reply_sink(NotifyReplySink* sink) { notify_reply_sink_ = sink; }
 
   ConnectionState state() const { return state_.load(std::memory_order_acquire); }
   // What INIT agreed; meaningful once state() is kRunning.
@@ -54,6 +76,9 @@ class Dispatcher {
 
   void Route(ParseResult& parsed, const Delivery& delivery);
   void Reject(const ParseError& error, const Delivery& delivery);
+  ReplyChannel* ChannelFor(const Delivery& delivery) {
+    return delivery.channel != nullptr ? delivery.channel : &replies_;
+  }
   void HandleInit(const abi::InHeader& header, const op::Init& init, ReplyToken token);
   void HandleDestroy(ReplyToken token);
 
@@ -61,6 +86,8 @@ class Dispatcher {
   ReplyChannel& replies_;
   Diagnostics& diagnostics_;
   const InitWishes wishes_;
+  InterruptSink* interrupt_sink_ = nullptr;
+  NotifyReplySink* notify_reply_sink_ = nullptr;
   // Written once, while answering INIT, before the kernel can send anything else.
   ParseContext parse_context_;
   Negotiated negotiated_;

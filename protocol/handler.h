@@ -1,8 +1,9 @@
 // The filesystem interface: one virtual per operation, each answering ENOSYS until overridden.
 //
-// Lifetimes: the views in a request's arguments (names, write data) and its RequestContext stay
-// valid until the request is answered, or until the call returns for operations without a reply.
-// A handler may keep the reply and answer later from any thread.
+// Lifetimes: the views in a request's arguments (names, write data) and its RequestContext are
+// valid only until the handler returns: the transport reuses the buffer for the next request.
+// A handler may keep the reply (it owns no request memory) and answer later from any thread;
+// it copies whatever else it needs.
 #pragma once
 
 #include <atomic>
@@ -84,10 +85,10 @@ class Handler {
   // The kernel is unmounting (DESTROY); the reply is sent after this returns.
   virtual void Destroy() {}
 
-#define RINGFUSE_DECLARE_HANDLER(Name, ReplyType)                                        \
-  virtual void Name(const RequestContext& /*context*/, const op::Name& /*args*/,         \
-                    ReplyType reply) {                                                   \
-    reply.Error(ENOSYS);                                                                 \
+#define RINGFUSE_DECLARE_HANDLER(Name, ReplyType)                                \
+  virtual void Name(const RequestContext& /*context*/, const op::Name& /*args*/, \
+                    ReplyType reply) {                                           \
+    reply.Error(ENOSYS);                                                         \
   }
   RINGFUSE_FOR_EACH_REPLYING_OP(RINGFUSE_DECLARE_HANDLER)
 #undef RINGFUSE_DECLARE_HANDLER

@@ -17,17 +17,49 @@ constexpr uint32_t kDefaultMaxPages = 32;
 constexpr uint32_t kMaxStackDepth = 2;
 
 constexpr std::string_view kFlagNames[] = {
-    "ASYNC_READ",        "POSIX_LOCKS",          "FILE_OPS",          "ATOMIC_O_TRUNC",
-    "EXPORT_SUPPORT",    "BIG_WRITES",           "DONT_MASK",         "SPLICE_WRITE",
-    "SPLICE_MOVE",       "SPLICE_READ",          "FLOCK_LOCKS",       "HAS_IOCTL_DIR",
-    "AUTO_INVAL_DATA",   "DO_READDIRPLUS",       "READDIRPLUS_AUTO",  "ASYNC_DIO",
-    "WRITEBACK_CACHE",   "NO_OPEN_SUPPORT",      "PARALLEL_DIROPS",   "HANDLE_KILLPRIV",
-    "POSIX_ACL",         "ABORT_ERROR",          "MAX_PAGES",         "CACHE_SYMLINKS",
-    "NO_OPENDIR_SUPPORT", "EXPLICIT_INVAL_DATA", "MAP_ALIGNMENT",     "SUBMOUNTS",
-    "HANDLE_KILLPRIV_V2", "SETXATTR_EXT",        "INIT_EXT",          "INIT_RESERVED",
-    "SECURITY_CTX",      "HAS_INODE_DAX",        "CREATE_SUPP_GROUP", "HAS_EXPIRE_ONLY",
-    "DIRECT_IO_ALLOW_MMAP", "PASSTHROUGH",       "NO_EXPORT_SUPPORT", "HAS_RESEND",
-    "ALLOW_IDMAP",       "OVER_IO_URING",        "REQUEST_TIMEOUT",
+    "ASYNC_READ",
+    "POSIX_LOCKS",
+    "FILE_OPS",
+    "ATOMIC_O_TRUNC",
+    "EXPORT_SUPPORT",
+    "BIG_WRITES",
+    "DONT_MASK",
+    "SPLICE_WRITE",
+    "SPLICE_MOVE",
+    "SPLICE_READ",
+    "FLOCK_LOCKS",
+    "HAS_IOCTL_DIR",
+    "AUTO_INVAL_DATA",
+    "DO_READDIRPLUS",
+    "READDIRPLUS_AUTO",
+    "ASYNC_DIO",
+    "WRITEBACK_CACHE",
+    "NO_OPEN_SUPPORT",
+    "PARALLEL_DIROPS",
+    "HANDLE_KILLPRIV",
+    "POSIX_ACL",
+    "ABORT_ERROR",
+    "MAX_PAGES",
+    "CACHE_SYMLINKS",
+    "NO_OPENDIR_SUPPORT",
+    "EXPLICIT_INVAL_DATA",
+    "MAP_ALIGNMENT",
+    "SUBMOUNTS",
+    "HANDLE_KILLPRIV_V2",
+    "SETXATTR_EXT",
+    "INIT_EXT",
+    "INIT_RESERVED",
+    "SECURITY_CTX",
+    "HAS_INODE_DAX",
+    "CREATE_SUPP_GROUP",
+    "HAS_EXPIRE_ONLY",
+    "DIRECT_IO_ALLOW_MMAP",
+    "PASSTHROUGH",
+    "NO_EXPORT_SUPPORT",
+    "HAS_RESEND",
+    "ALLOW_IDMAP",
+    "OVER_IO_URING",
+    "REQUEST_TIMEOUT",
 };
 
 bool IsPowerOfTenUpToOneSecond(uint32_t value) {
@@ -52,9 +84,9 @@ absl::Status CheckWishes(const InitWishes& wishes) {
         "time_gran %u ns must be a power of ten between 1 and 1000000000", wishes.time_gran));
   }
   if (wishes.max_stack_depth > kMaxStackDepth) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "max_stack_depth %u exceeds the kernel's limit of %u", wishes.max_stack_depth,
-        kMaxStackDepth));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("max_stack_depth %u exceeds the kernel's limit of %u",
+                        wishes.max_stack_depth, kMaxStackDepth));
   }
   return absl::OkStatus();
 }
@@ -106,9 +138,9 @@ absl::StatusOr<InitResult> Negotiate(const abi::InitIn& kernel, const InitWishes
 
   const uint64_t offered = OfferedFlags(kernel);
   if (const uint64_t missing = wishes.required_flags & ~offered; missing != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the kernel (FUSE 7.%u) does not offer %s, which this server requires", kernel.minor,
-        InitFlagNames(missing)));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the kernel (FUSE 7.%u) does not offer %s, which this server requires",
+                        kernel.minor, InitFlagNames(missing)));
   }
 
   Negotiated agreed;

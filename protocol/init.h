@@ -23,10 +23,10 @@ struct InitWishes {
   uint32_t max_readahead = 1 << 20;  // bytes; never more than the kernel offers
   uint16_t max_background = 64;
   uint16_t congestion_threshold = 48;
-  uint32_t time_gran = 1;            // nanoseconds; a power of ten from 1 to 1e9
-  uint32_t max_stack_depth = 1;      // with kPassthrough only
-  uint16_t request_timeout = 0;      // seconds; with kRequestTimeout only
-  uint32_t page_size = 4096;         // the machine's page size (a parameter: this code is pure)
+  uint32_t time_gran = 1;        // nanoseconds; a power of ten from 1 to 1e9
+  uint32_t max_stack_depth = 1;  // with kPassthrough only
+  uint16_t request_timeout = 0;  // seconds; with kRequestTimeout only
+  uint32_t page_size = 4096;     // the machine's page size (a parameter: this code is pure)
 };
 
 // What both sides agreed on; the rest of the library reads only this.
@@ -43,7 +43,7 @@ struct Negotiated {
   uint32_t time_gran = 0;
   uint32_t max_stack_depth = 0;
   uint16_t request_timeout = 0;
-  bool io_uring = false;      // FUSE-over-io_uring agreed
+  bool io_uring = false;  // FUSE-over-io_uring agreed
 
   bool Has(uint64_t flag) const { return (flags & flag) == flag; }
   // The largest request payload the kernel may send, and the largest reply it accepts.

@@ -141,8 +141,8 @@ absl::StatusOr<Notification> EncodeNotifyDelete(uint64_t parent, uint64_t child,
 }
 
 absl::StatusOr<Notification> EncodeNotifyStore(uint64_t nodeid, uint64_t offset, ConstBytes data) {
-  if (data.size() > std::numeric_limits<uint32_t>::max() - sizeof(abi::NotifyStoreOut) -
-                        sizeof(abi::OutHeader)) {
+  if (data.size() >
+      std::numeric_limits<uint32_t>::max() - sizeof(abi::NotifyStoreOut) - sizeof(abi::OutHeader)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("a STORE notification cannot carry %u bytes", data.size()));
   }

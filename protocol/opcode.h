@@ -81,8 +81,8 @@ struct OpcodeInfo {
   uint32_t fixed_size;    // bytes of the fixed argument struct at the current protocol
   uint8_t names;          // NUL-terminated strings after the fixed struct
   Tail tail;
-  bool replies;           // false: the kernel expects no answer (FORGET, INTERRUPT, ...)
-  uint32_t since_minor;   // first protocol minor that has the opcode
+  bool replies;          // false: the kernel expects no answer (FORGET, INTERRUPT, ...)
+  uint32_t since_minor;  // first protocol minor that has the opcode
 };
 
 // The row for a wire opcode, or nothing for a number that is not a FUSE opcode.

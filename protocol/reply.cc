@@ -9,6 +9,11 @@ namespace {
 // The kernel accepts reply errors in (-ERESTARTSYS, 0]; ERESTARTSYS is 512.
 constexpr int kFirstRejectedErrno = 512;
 
+bool IsValidDirentName(std::string_view name) {
+  return !name.empty() && name.size() <= abi::kNameMax &&
+         name.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
+}
+
 size_t AlignDirent(size_t size) {
   return (size + abi::kDirentAlignment - 1) & ~(abi::kDirentAlignment - 1);
 }
@@ -142,6 +147,10 @@ size_t DirentPacker::DirentPlusSize(size_t name_length) {
 }
 
 bool DirentPacker::Append(ConstBytes head, std::string_view name, size_t record_size) {
+  if (!IsValidDirentName(name)) {
+    ++skipped_;
+    return true;
+  }
   if (record_size > buffer_.size() - used_) return false;
   std::byte* at = buffer_.data() + used_;
   std::memcpy(at, head.data(), head.size());
@@ -160,9 +169,8 @@ bool DirentPacker::Add(uint64_t ino, uint64_t offset, uint32_t type, std::string
 
 bool DirentPacker::AddPlus(const abi::EntryOut& entry, uint64_t offset, uint32_t type,
                            std::string_view name) {
-  const abi::DirentPlus plus{entry,
-                             abi::Dirent{entry.attr.ino, offset, static_cast<uint32_t>(name.size()),
-                                         type}};
+  const abi::DirentPlus plus{
+      entry, abi::Dirent{entry.attr.ino, offset, static_cast<uint32_t>(name.size()), type}};
   return Append(AsBytes(plus), name, DirentPlusSize(name.size()));
 }
 

@@ -202,7 +202,9 @@ size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstB
 
 // Packs READDIR or READDIRPLUS entries into a caller's buffer, 8-byte aligned as the kernel
 // requires. Add returns false, and writes nothing, when the entry does not fit: the signal to
-// stop and send what is packed; the kernel asks again from the last offset.
+// stop and send what is packed; the kernel asks again from the last offset. A name the kernel
+// would refuse (empty, containing '/' or NUL, longer than 1024 bytes: it fails the whole READDIR
+// with EIO) is skipped and counted in skipped(), so one bad name cannot hide a directory.
 class DirentPacker {
  public:
   explicit DirentPacker(MutableBytes buffer) : buffer_(buffer) {}
@@ -213,6 +215,7 @@ class DirentPacker {
 
   ConstBytes packed() const { return ConstBytes(buffer_.data(), used_); }
   size_t count() const { return count_; }
+  size_t skipped() const { return skipped_; }
 
   static size_t DirentSize(size_t name_length);
   static size_t DirentPlusSize(size_t name_length);
@@ -223,6 +226,7 @@ class DirentPacker {
   MutableBytes buffer_;
   size_t used_ = 0;
   size_t count_ = 0;
+  size_t skipped_ = 0;
 };
 
 }  // namespace ringfuse

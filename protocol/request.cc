@@ -13,6 +13,13 @@ size_t FixedSize(const OpcodeInfo& info, const ParseContext& context) {
   return info.fixed_size;
 }
 
+// The kernel sends these with an empty first argument (fuse_set_zero_arg0) ahead of their
+// fixed struct, so FUSE-over-io_uring leaves op_in untouched and puts the struct at the start
+// of the payload. On /dev/fuse the empty argument adds no bytes and nothing differs.
+bool FixedStructTravelsInPayload(Opcode opcode) {
+  return opcode == Opcode::kNotifyReply || opcode == Opcode::kRemoveMapping;
+}
+
 // Reads one request's arguments from its fixed struct and its tail. The first failure is kept;
 // every accessor returns nothing after it, so a per-opcode parse is a straight line of reads.
 class ArgumentParser {
@@ -212,7 +219,8 @@ std::optional<ParseError> ParseExtensions(const abi::InHeader& header, ConstByte
         ext->size > rest.size()) {
       return bad;
     }
-    const ConstBytes body = rest.subspan(sizeof(abi::ExtHeader), ext->size - sizeof(abi::ExtHeader));
+    const ConstBytes body =
+        rest.subspan(sizeof(abi::ExtHeader), ext->size - sizeof(abi::ExtHeader));
     reader = Reader(rest.subspan(ext->size));
     if (ext->type <= abi::kMaxNrSecctx) {
       out.security_context = rest.first(ext->size);
@@ -240,8 +248,7 @@ ParseResult ParseParts(const abi::InHeader& header, ConstBytes fixed_area, Const
   const ConstBytes tail = tail_and_ext.first(tail_and_ext.size() - ext_bytes);
 
   const size_t fixed_size = FixedSize(*info, context);
-  const size_t minimum_fixed =
-      info->opcode == Opcode::kInit ? abi::kCompatInitInSize : fixed_size;
+  const size_t minimum_fixed = info->opcode == Opcode::kInit ? abi::kCompatInitInSize : fixed_size;
   if (fixed_area.size() < minimum_fixed) {
     return ParseError{ParseErrorKind::kTruncatedArgument, header.opcode, header.unique,
                       "fixed argument"};
@@ -274,8 +281,8 @@ std::string_view ParseErrorKindName(ParseErrorKind kind) {
 }
 
 std::string ParseError::ToString() const {
-  std::string text = absl::StrFormat("%s in %s (opcode %u", ParseErrorKindName(kind),
-                                     OpcodeName(opcode), opcode);
+  std::string text =
+      absl::StrFormat("%s in %s (opcode %u", ParseErrorKindName(kind), OpcodeName(opcode), opcode);
   if (unique) absl::StrAppendFormat(&text, ", unique %u", *unique);
   text += ")";
   if (!argument.empty()) absl::StrAppendFormat(&text, ": %s", argument);
@@ -313,6 +320,11 @@ ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes pay
                              const ParseContext& context) {
   const std::optional<abi::InHeader> header = Reader(in_out).Read<abi::InHeader>();
   if (!header) return ParseError{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
+  const std::optional<OpcodeInfo> info = LookupOpcode(header->opcode);
+  if (info && FixedStructTravelsInPayload(info->opcode)) {
+    const size_t split = std::min(payload.size(), FixedSize(*info, context));
+    return ParseParts(*header, payload.first(split), payload.subspan(split), context);
+  }
   return ParseParts(*header, op_in, payload, context);
 }
 

@@ -48,72 +48,177 @@ class RecordArray {
 // One struct per operation. Where two opcodes differ only in their wire form, one struct serves
 // both (RENAME and RENAME2, SETLK and SETLKW, COPY_FILE_RANGE and COPY_FILE_RANGE_64).
 namespace op {
-struct Lookup { std::string_view name; };
-struct Forget { abi::ForgetIn in; };
-struct Getattr { abi::GetattrIn in; };
-struct Setattr { abi::SetattrIn in; };
+struct Lookup {
+  std::string_view name;
+};
+struct Forget {
+  abi::ForgetIn in;
+};
+struct Getattr {
+  abi::GetattrIn in;
+};
+struct Setattr {
+  abi::SetattrIn in;
+};
 struct Readlink {};
-struct Symlink { std::string_view name; std::string_view target; };
-struct Mknod { abi::MknodIn in; std::string_view name; };
-struct Mkdir { abi::MkdirIn in; std::string_view name; };
-struct Unlink { std::string_view name; };
-struct Rmdir { std::string_view name; };
-struct Rename { uint64_t newdir; uint32_t flags; std::string_view old_name; std::string_view new_name; };
-struct Link { abi::LinkIn in; std::string_view new_name; };
-struct Open { abi::OpenIn in; };
-struct Read { abi::ReadIn in; };
-struct Write { abi::WriteIn in; ConstBytes data; };
+struct Symlink {
+  std::string_view name;
+  std::string_view target;
+};
+struct Mknod {
+  abi::MknodIn in;
+  std::string_view name;
+};
+struct Mkdir {
+  abi::MkdirIn in;
+  std::string_view name;
+};
+struct Unlink {
+  std::string_view name;
+};
+struct Rmdir {
+  std::string_view name;
+};
+struct Rename {
+  uint64_t newdir;
+  uint32_t flags;
+  std::string_view old_name;
+  std::string_view new_name;
+};
+struct Link {
+  abi::LinkIn in;
+  std::string_view new_name;
+};
+struct Open {
+  abi::OpenIn in;
+};
+struct Read {
+  abi::ReadIn in;
+};
+struct Write {
+  abi::WriteIn in;
+  ConstBytes data;
+};
 struct Statfs {};
-struct Release { abi::ReleaseIn in; };
-struct Fsync { abi::FsyncIn in; };
-struct Setxattr { abi::SetxattrIn in; std::string_view name; ConstBytes value; };
-struct Getxattr { abi::GetxattrIn in; std::string_view name; };
-struct Listxattr { abi::GetxattrIn in; };
-struct Removexattr { std::string_view name; };
-struct Flush { abi::FlushIn in; };
-struct Init { abi::InitIn in; };
-struct Opendir { abi::OpenIn in; };
-struct Readdir { abi::ReadIn in; };
-struct Releasedir { abi::ReleaseIn in; };
-struct Fsyncdir { abi::FsyncIn in; };
-struct Getlk { abi::LkIn in; };
-struct Setlk { abi::LkIn in; bool wait; };  // wait: SETLKW
-struct Access { abi::AccessIn in; };
-struct Create { abi::CreateIn in; std::string_view name; };
-struct Interrupt { abi::InterruptIn in; };
-struct Bmap { abi::BmapIn in; };
+struct Release {
+  abi::ReleaseIn in;
+};
+struct Fsync {
+  abi::FsyncIn in;
+};
+struct Setxattr {
+  abi::SetxattrIn in;
+  std::string_view name;
+  ConstBytes value;
+};
+struct Getxattr {
+  abi::GetxattrIn in;
+  std::string_view name;
+};
+struct Listxattr {
+  abi::GetxattrIn in;
+};
+struct Removexattr {
+  std::string_view name;
+};
+struct Flush {
+  abi::FlushIn in;
+};
+struct Init {
+  abi::InitIn in;
+};
+struct Opendir {
+  abi::OpenIn in;
+};
+struct Readdir {
+  abi::ReadIn in;
+};
+struct Releasedir {
+  abi::ReleaseIn in;
+};
+struct Fsyncdir {
+  abi::FsyncIn in;
+};
+struct Getlk {
+  abi::LkIn in;
+};
+struct Setlk {
+  abi::LkIn in;
+  bool wait;
+};  // wait: SETLKW
+struct Access {
+  abi::AccessIn in;
+};
+struct Create {
+  abi::CreateIn in;
+  std::string_view name;
+};
+struct Interrupt {
+  abi::InterruptIn in;
+};
+struct Bmap {
+  abi::BmapIn in;
+};
 struct Destroy {};
-struct Ioctl { abi::IoctlIn in; ConstBytes in_data; };
-struct Poll { abi::PollIn in; };
-struct NotifyReply { abi::NotifyRetrieveIn in; ConstBytes data; };
-struct BatchForget { RecordArray<abi::ForgetOne> forgets; };
-struct Fallocate { abi::FallocateIn in; };
-struct Readdirplus { abi::ReadIn in; };
-struct Lseek { abi::LseekIn in; };
-struct CopyFileRange { abi::CopyFileRangeIn in; bool wide_reply; };  // wide: COPY_FILE_RANGE_64
-struct SetupMapping { abi::SetupMappingIn in; };
-struct RemoveMapping { RecordArray<abi::RemoveMappingOne> mappings; };
-struct Syncfs { abi::SyncfsIn in; };
-struct Tmpfile { abi::CreateIn in; std::string_view name; };
-struct Statx { abi::StatxIn in; };
+struct Ioctl {
+  abi::IoctlIn in;
+  ConstBytes in_data;
+};
+struct Poll {
+  abi::PollIn in;
+};
+struct NotifyReply {
+  abi::NotifyRetrieveIn in;
+  ConstBytes data;
+};
+struct BatchForget {
+  RecordArray<abi::ForgetOne> forgets;
+};
+struct Fallocate {
+  abi::FallocateIn in;
+};
+struct Readdirplus {
+  abi::ReadIn in;
+};
+struct Lseek {
+  abi::LseekIn in;
+};
+struct CopyFileRange {
+  abi::CopyFileRangeIn in;
+  bool wide_reply;
+};  // wide: COPY_FILE_RANGE_64
+struct SetupMapping {
+  abi::SetupMappingIn in;
+};
+struct RemoveMapping {
+  RecordArray<abi::RemoveMappingOne> mappings;
+};
+struct Syncfs {
+  abi::SyncfsIn in;
+};
+struct Tmpfile {
+  abi::CreateIn in;
+  std::string_view name;
+};
+struct Statx {
+  abi::StatxIn in;
+};
 }  // namespace op
 
-using RequestArgs =
-    std::variant<op::Lookup, op::Forget, op::Getattr, op::Setattr, op::Readlink, op::Symlink,
-                 op::Mknod, op::Mkdir, op::Unlink, op::Rmdir, op::Rename, op::Link, op::Open,
-                 op::Read, op::Write, op::Statfs, op::Release, op::Fsync, op::Setxattr,
-                 op::Getxattr, op::Listxattr, op::Removexattr, op::Flush, op::Init, op::Opendir,
-                 op::Readdir, op::Releasedir, op::Fsyncdir, op::Getlk, op::Setlk, op::Access,
-                 op::Create, op::Interrupt, op::Bmap, op::Destroy, op::Ioctl, op::Poll,
-                 op::NotifyReply, op::BatchForget, op::Fallocate, op::Readdirplus, op::Lseek,
-                 op::CopyFileRange, op::SetupMapping, op::RemoveMapping, op::Syncfs,
-                 op::Tmpfile, op::Statx>;
+using RequestArgs = std::variant<
+    op::Lookup, op::Forget, op::Getattr, op::Setattr, op::Readlink, op::Symlink, op::Mknod,
+    op::Mkdir, op::Unlink, op::Rmdir, op::Rename, op::Link, op::Open, op::Read, op::Write,
+    op::Statfs, op::Release, op::Fsync, op::Setxattr, op::Getxattr, op::Listxattr, op::Removexattr,
+    op::Flush, op::Init, op::Opendir, op::Readdir, op::Releasedir, op::Fsyncdir, op::Getlk,
+    op::Setlk, op::Access, op::Create, op::Interrupt, op::Bmap, op::Destroy, op::Ioctl, op::Poll,
+    op::NotifyReply, op::BatchForget, op::Fallocate, op::Readdirplus, op::Lseek, op::CopyFileRange,
+    op::SetupMapping, op::RemoveMapping, op::Syncfs, op::Tmpfile, op::Statx>;
 
 // Request extensions (7.38): what the kernel appended after the arguments.
 struct Extensions {
-  ConstBytes raw;                        // every extension, headers included
-  RecordArray<uint32_t> supp_groups;     // FUSE_EXT_GROUPS, empty when absent
-  ConstBytes security_context;           // the security-context extension, empty when absent
+  ConstBytes raw;                     // every extension, headers included
+  RecordArray<uint32_t> supp_groups;  // FUSE_EXT_GROUPS, empty when absent
+  ConstBytes security_context;        // the security-context extension, empty when absent
 };
 
 struct Request {
@@ -137,9 +242,9 @@ std::string_view ParseErrorKindName(ParseErrorKind kind);
 
 struct ParseError {
   ParseErrorKind kind;
-  uint32_t opcode = 0;                  // 0 when the header could not be read
-  std::optional<uint64_t> unique;       // set when the header could be read
-  std::string_view argument;            // which argument, where one is to blame
+  uint32_t opcode = 0;             // 0 when the header could not be read
+  std::optional<uint64_t> unique;  // set when the header could be read
+  std::string_view argument;       // which argument, where one is to blame
 
   std::string ToString() const;
   absl::Status ToStatus() const;
@@ -152,7 +257,8 @@ ParseResult ParseRequest(ConstBytes message, const ParseContext& context);
 
 // A request delivered over FUSE-over-io_uring, where the kernel splits it: the fuse_in_header
 // (in_out), the fixed argument struct (op_in, stale for opcodes without one) and everything else
-// (the payload, payload_sz bytes). header.len is not checked: the kernel does not keep it exact.
+// (the payload, payload_sz bytes). NOTIFY_REPLY and REMOVEMAPPING carry their fixed struct at
+// the start of the payload instead. header.len is not checked: the kernel does not keep it exact.
 ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes payload,
                              const ParseContext& context);
 

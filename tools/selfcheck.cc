@@ -41,10 +41,11 @@ bool CheckNegotiation() {
     return false;
   }
   const Negotiated& agreed = result->agreed;
-  std::printf("INIT negotiation with a 7.45 offer: minor %u, max_write %u, max_pages %u, "
-              "io_uring %s\n  agreed flags: %s\n",
-              agreed.minor, agreed.max_write, agreed.max_pages, agreed.io_uring ? "yes" : "no",
-              InitFlagNames(agreed.flags).c_str());
+  std::printf(
+      "INIT negotiation with a 7.45 offer: minor %u, max_write %u, max_pages %u, "
+      "io_uring %s\n  agreed flags: %s\n",
+      agreed.minor, agreed.max_write, agreed.max_pages, agreed.io_uring ? "yes" : "no",
+      InitFlagNames(agreed.flags).c_str());
   return agreed.minor == 45 && agreed.io_uring;
 }
 
@@ -62,10 +63,11 @@ bool CheckIncEpoch() {
 }  // namespace ringfuse
 
 int main() {
-  std::printf("ringfuse speaks FUSE %u.%u (accepts kernels from 7.%u)\n", ringfuse::abi::kKernelMajor,
-              ringfuse::abi::kKernelMinor, ringfuse::abi::kOldestSupportedMinor);
-  const bool ok = ringfuse::CheckOpcodeTable() & ringfuse::CheckNegotiation() &
-                  ringfuse::CheckIncEpoch();
+  std::printf("ringfuse speaks FUSE %u.%u (accepts kernels from 7.%u)\n",
+              ringfuse::abi::kKernelMajor, ringfuse::abi::kKernelMinor,
+              ringfuse::abi::kOldestSupportedMinor);
+  const bool ok =
+      ringfuse::CheckOpcodeTable() & ringfuse::CheckNegotiation() & ringfuse::CheckIncEpoch();
   std::printf("%s\n", ok ? "self-check passed" : "self-check FAILED");
   return ok ? 0 : 1;
 }

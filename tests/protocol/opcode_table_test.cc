@@ -1,6 +1,6 @@
-#include "protocol/opcode.h"
-
 #include <gtest/gtest.h>
+
+#include "protocol/opcode.h"
 
 namespace ringfuse {
 namespace {

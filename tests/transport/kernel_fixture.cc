@@ -1,0 +1,124 @@
+#include "tests/transport/kernel_fixture.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+
+namespace ringfuse::testing {
+namespace {
+
+constexpr const char* kEnableUring = "/sys/module/fuse/parameters/enable_uring";
+
+std::string ReadFirstWord(const char* path) {
+  std::ifstream file(path);
+  std::string word;
+  file >> word;
+  return word;
+}
+
+bool WriteText(const char* path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  file.flush();
+  return static_cast<bool>(file);
+}
+
+}  // namespace
+
+std::string TransportTestName(const ::testing::TestParamInfo<TransportKind>& param_info) {
+  switch (param_info.param) {
+    case TransportKind::kThreads: return "Threads";
+    case TransportKind::kUring: return "Uring";
+    case TransportKind::kUringCmd: return "UringCmd";
+    case TransportKind::kAuto: return "Auto";
+  }
+  return "Unknown";
+}
+
+std::optional<std::string> WhyKernelTestsCannotRun() {
+  if (::geteuid() != 0) return "kernel tests mount FUSE filesystems and need root";
+  if (::access("/dev/fuse", R_OK | W_OK) != 0) {
+    return absl::StrFormat("/dev/fuse is not usable: %s", std::strerror(errno));
+  }
+  return std::nullopt;
+}
+
+UringEnabled::UringEnabled() {
+  old_value_ = ReadFirstWord(kEnableUring);
+  if (old_value_.empty()) {
+    reason_ = absl::StrFormat("%s is missing: this kernel has no FUSE-over-io_uring", kEnableUring);
+    return;
+  }
+  if (old_value_ != "Y" && !WriteText(kEnableUring, "Y")) {
+    reason_ = absl::StrFormat("cannot write Y to %s", kEnableUring);
+  }
+}
+
+UringEnabled::~UringEnabled() {
+  if (!old_value_.empty() && old_value_ != "Y") WriteText(kEnableUring, old_value_);
+}
+
+absl::StatusOr<std::unique_ptr<ServedMount>> ServedMount::Start(Handler& handler,
+                                                                TransportKind transport,
+                                                                SessionOptions options) {
+  std::unique_ptr<ServedMount> mount(new ServedMount);
+  char dir_template[] = "/tmp/ringfuse-test.XXXXXX";
+  if (::mkdtemp(dir_template) == nullptr) {
+    return absl::InternalError(absl::StrFormat("mkdtemp: %s", std::strerror(errno)));
+  }
+  mount->root_ = dir_template;
+  options.mount.mountpoint = mount->root_;
+  options.transport = transport;
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(options, handler);
+  if (!session.ok()) {
+    ::rmdir(mount->root_.c_str());
+    mount->root_.clear();
+    return session.status();
+  }
+  mount->session_ = std::move(*session);
+  return mount;
+}
+
+long ServedMount::StopAndJoin() {
+  if (joined_) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  session_->Stop();
+  const bool ended = WaitsForEnd(*session_, kStopBound);
+  joined_ = ended;
+  if (!ended) return -1;
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+}
+
+bool WaitsForEnd(Session& session, std::chrono::milliseconds bound) {
+  std::packaged_task<void()> wait([&session] { session.Wait(); });
+  std::future<void> done = wait.get_future();
+  std::thread waiter(std::move(wait));
+  const bool ended = done.wait_for(bound) == std::future_status::ready;
+  if (!ended) {
+    // Do not leave a hung mount behind: end the connection, then the wait can finish.
+    (void)AbortConnection(session.mount().connection_id());
+  }
+  waiter.join();
+  return ended;
+}
+
+ServedMount::~ServedMount() {
+  if (session_) {
+    if (StopAndJoin() < 0) {
+      ADD_FAILURE() << "the session did not stop within " << kStopBound.count() << " s";
+    }
+    session_.reset();
+  }
+  if (!root_.empty()) ::rmdir(root_.c_str());
+}
+
+}  // namespace ringfuse::testing

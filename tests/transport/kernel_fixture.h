@@ -1,0 +1,80 @@
+// What every test that mounts needs: the reasons to skip, the FUSE-over-io_uring switch, and a
+// served mount that always comes down, within a time bound, even when the test fails.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "protocol/handler.h"
+#include "transport/session.h"
+
+namespace ringfuse::testing {
+
+// Empty when this process can mount FUSE filesystems here; otherwise why not.
+std::optional<std::string> WhyKernelTestsCannotRun();
+
+// Switches /sys/module/fuse/parameters/enable_uring to Y and back to its old value when
+// destroyed. ok() is false, with reason(), where the kernel has no such switch.
+class UringEnabled {
+ public:
+  UringEnabled();
+  ~UringEnabled();
+  bool ok() const { return reason_.empty(); }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string old_value_;
+  std::string reason_;
+};
+
+// One mounted filesystem served by a Session over one transport, in a fresh temporary
+// directory. The destructor stops the session, waits at most kStopBound for every thread,
+// aborts the connection if that bound passes (and reports the failure), and removes the directory.
+class ServedMount {
+ public:
+  static constexpr std::chrono::seconds kStopBound{5};
+
+  static absl::StatusOr<std::unique_ptr<ServedMount>> Start(Handler& handler,
+                                                            TransportKind transport,
+                                                            SessionOptions options = {});
+  ~ServedMount();
+
+  const std::string& root() const { return root_; }
+  std::string Path(const std::string& relative) const { return root_ + "/" + relative; }
+  Session& session() { return *session_; }
+
+  // Stops the session and returns how long the stop took, in milliseconds, or -1 past the bound.
+  long StopAndJoin();
+
+ private:
+  ServedMount() = default;
+
+  std::string root_;
+  std::unique_ptr<Session> session_;
+  bool joined_ = false;
+};
+
+// Waits for the session to end by itself (unmounted or aborted from outside), at most `bound`.
+bool WaitsForEnd(Session& session, std::chrono::milliseconds bound);
+
+// For tests parameterized over the three transports.
+inline const auto kEveryTransport =
+    ::testing::Values(TransportKind::kThreads, TransportKind::kUring, TransportKind::kUringCmd);
+std::string TransportTestName(const ::testing::TestParamInfo<TransportKind>& param_info);
+
+// Skips the current test with a reason when kernel tests cannot run, or when `transport` needs
+// FUSE-over-io_uring and the switch is missing. Use as: RINGFUSE_SKIP_UNLESS_KERNEL(transport);
+#define RINGFUSE_SKIP_UNLESS_KERNEL()                                \
+  do {                                                               \
+    if (auto why = ::ringfuse::testing::WhyKernelTestsCannotRun()) { \
+      GTEST_SKIP() << *why;                                          \
+    }                                                                \
+  } while (false)
+
+}  // namespace ringfuse::testing

@@ -1,0 +1,28 @@
+// Replies written to /dev/fuse with writev: the channel of the threads transport and of INIT.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "protocol/reply.h"
+
+namespace ringfuse {
+
+// Writes each reply to the fd that read its request (ReplyTarget::slot indexes `fds`): the
+// kernel finds a request only among those read through the same fd.
+class DevFuseReplyChannel : public ReplyChannel {
+ public:
+  explicit DevFuseReplyChannel(std::vector<int> fds) : fds_(std::move(fds)) {}
+
+  void SendReply(const ReplyTarget& target, int32_t error,
+                 std::span<const ConstBytes> body) override;
+
+ private:
+  std::vector<int> fds_;
+};
+
+// Writes one reply (header + body) to `fd`; returns 0 or an errno. ENOENT means the kernel no
+// longer waits for that request (it was interrupted or the connection aborted).
+int WriteReply(int fd, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
+
+}  // namespace ringfuse

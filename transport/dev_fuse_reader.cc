@@ -1,0 +1,34 @@
+#include "transport/dev_fuse_reader.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "transport/log.h"
+
+namespace ringfuse {
+
+void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
+  std::unique_ptr<std::byte[]> buffer(new std::byte[buffer_size]);
+  while (!stopping.load(std::memory_order_relaxed)) {
+    const ssize_t length = ::read(fd, buffer.get(), buffer_size);
+    if (length < 0) {
+      // EINTR: a signal; ENOENT: the request was interrupted before we could read it.
+      if (errno == EINTR || errno == ENOENT || errno == EAGAIN) continue;
+      if (errno != ENODEV && errno != ECONNABORTED) {
+        Log(LogLevel::kError, "read from /dev/fuse failed: %s", std::strerror(errno));
+      }
+      return;
+    }
+    const ConstBytes message(buffer.get(), static_cast<size_t>(length));
+    uint64_t unique = 0;
+    if (message.size() >= 16) std::memcpy(&unique, message.data() + 8, sizeof(unique));
+    const std::atomic<bool>* interrupted = inflight.Begin(inflight_slot, unique);
+    dispatcher.Dispatch(message, Delivery{&channel, reply_slot, interrupted});
+    inflight.End(inflight_slot);
+  }
+}
+
+}  // namespace ringfuse

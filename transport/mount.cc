@@ -1,0 +1,570 @@
+#include "transport/mount.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "transport/dev_fuse.h"
+#include "transport/errno_status.h"
+#include "transport/log.h"
+
+extern char** environ;
+
+namespace ringfuse {
+namespace {
+
+constexpr const char* kFusermountPath = "/usr/bin/fusermount3";
+constexpr const char* kCommFdVariable = "_FUSE_COMMFD";
+
+// Keeps the cause's code; the message says which mountpoint failed, then why.
+absl::Status CannotMount(absl::string_view mountpoint, const absl::Status& cause) {
+  return absl::Status(cause.code(),
+                      absl::StrCat("cannot mount ", mountpoint, ": ", cause.message()));
+}
+
+// ---- Choosing the method ----
+
+absl::StatusOr<MountMethod> ResolveMethod(const MountOptions& options) {
+  MountMethod method = options.method;
+  if (method == MountMethod::kAuto) {
+    // Only fusermount3 can unmount after the daemon dies, so auto_unmount picks it even as root.
+    const bool kernel = geteuid() == 0 && !options.auto_unmount;
+    method = kernel ? MountMethod::kMountSyscall : MountMethod::kFusermount;
+  }
+  if (options.auto_unmount && method != MountMethod::kFusermount) {
+    return absl::InvalidArgumentError(
+        "auto_unmount needs fusermount3, whose helper process outlives the daemon: use "
+        "MountMethod::kFusermount or kAuto");
+  }
+  if (options.sync_init && method == MountMethod::kFusermount) {
+    return absl::InvalidArgumentError(
+        "sync_init needs a kernel mount (MountMethod::kMountSyscall or kNewMountApi, as root): "
+        "fusermount3 mounts before it hands over the fd, too late to ask for a synchronous INIT");
+  }
+  return method;
+}
+
+// ---- Checking the mountpoint ----
+
+absl::Status StatError(int error, absl::string_view mountpoint) {
+  switch (error) {
+    case ENOENT:
+      return absl::NotFoundError(absl::StrFormat(
+          "the mountpoint does not exist: create it first (mkdir -p %s)", mountpoint));
+    case EACCES:
+      return absl::PermissionDeniedError(
+          "cannot reach the mountpoint (Permission denied): give this user search (x) permission "
+          "on every directory above it");
+    case ENOTCONN:
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the mountpoint is a FUSE mount whose server is gone: unmount it first (umount -l %s, "
+          "or fusermount3 -uz %s)",
+          mountpoint, mountpoint));
+    default: return ErrnoStatus(error, "cannot stat the mountpoint");
+  }
+}
+
+struct CloseDir {
+  void operator()(DIR* dir) const { closedir(dir); }
+};
+
+// The kernel mounts over a non-empty directory without a word; its files then vanish from view,
+// which is rarely what was meant, so that takes MountOptions::nonempty.
+absl::Status CheckEmpty(const std::string& mountpoint) {
+  const std::unique_ptr<DIR, CloseDir> dir(opendir(mountpoint.c_str()));
+  if (dir == nullptr) {
+    if (errno == EACCES) {
+      return absl::PermissionDeniedError(
+          "cannot list the mountpoint to check that it is empty (Permission denied): give this "
+          "user read permission on it, or set MountOptions::nonempty");
+    }
+    return ErrnoStatus(errno, "cannot list the mountpoint to check that it is empty");
+  }
+  while (const dirent* entry = readdir(dir.get())) {
+    const absl::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the mountpoint is not empty (it holds '%s') and mounting would hide its contents: empty "
+        "it, pick another directory, or set MountOptions::nonempty",
+        name));
+  }
+  return absl::OkStatus();
+}
+
+// Returns the file type bits of the mountpoint: the kernel's rootmode.
+absl::StatusOr<mode_t> CheckMountpoint(const MountOptions& options) {
+  if (options.mountpoint.empty()) {
+    return absl::InvalidArgumentError("MountOptions::mountpoint is empty: name a directory");
+  }
+  struct stat attributes {};
+  if (stat(options.mountpoint.c_str(), &attributes) != 0) {
+    return StatError(errno, options.mountpoint);
+  }
+  if (!S_ISDIR(attributes.st_mode)) {
+    return absl::FailedPreconditionError(
+        "the mountpoint is not a directory: mount on an empty directory");
+  }
+  if (!options.nonempty) {
+    if (absl::Status empty = CheckEmpty(options.mountpoint); !empty.ok()) return empty;
+  }
+  return attributes.st_mode & S_IFMT;
+}
+
+absl::StatusOr<std::string> CanonicalPath(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path canonical = std::filesystem::canonical(path, error);
+  if (error) return ErrnoStatus(error.value(), "cannot resolve the mountpoint's path");
+  return canonical.string();
+}
+
+// ---- Mount options ----
+
+// One mount parameter: key=value, or a flag when the value is empty.
+struct MountParam {
+  std::string key;
+  std::string value;
+};
+
+std::string JoinParams(const std::vector<MountParam>& params) {
+  return absl::StrJoin(params, ",", [](std::string* out, const MountParam& param) {
+    absl::StrAppend(out, param.key, param.value.empty() ? "" : "=", param.value);
+  });
+}
+
+// The options that fusermount3 also accepts and hands to the kernel unchanged.
+void AppendPassThroughParams(const MountOptions& options, std::vector<MountParam>& params) {
+  if (options.allow_other) params.push_back({"allow_other", ""});
+  if (options.default_permissions) params.push_back({"default_permissions", ""});
+  if (options.max_read) params.push_back({"max_read", absl::StrCat(*options.max_read)});
+  if (options.blksize) params.push_back({"blksize", absl::StrCat(*options.blksize)});
+}
+
+std::vector<MountParam> KernelParams(const MountOptions& options, int dev_fd, mode_t root_type) {
+  std::vector<MountParam> params = {
+      {"fd", absl::StrCat(dev_fd)},
+      {"rootmode", absl::StrFormat("%o", root_type)},
+      {"user_id", absl::StrCat(geteuid())},
+      {"group_id", absl::StrCat(getegid())},
+  };
+  AppendPassThroughParams(options, params);
+  return params;
+}
+
+// fusermount3 splits -o at commas and unescapes backslashes in fsname= and subtype=.
+std::string EscapeForFusermount(absl::string_view value) {
+  std::string escaped;
+  for (const char c : value) {
+    if (c == ',' || c == '\\') escaped.push_back('\\');
+    escaped.push_back(c);
+  }
+  return escaped;
+}
+
+std::string FusermountOptions(const MountOptions& options) {
+  std::vector<MountParam> params;
+  if (!options.fsname.empty()) params.push_back({"fsname", EscapeForFusermount(options.fsname)});
+  if (!options.subtype.empty()) {
+    params.push_back({"subtype", EscapeForFusermount(options.subtype)});
+  }
+  if (options.read_only) params.push_back({"ro", ""});
+  AppendPassThroughParams(options, params);
+  if (options.auto_unmount) params.push_back({"auto_unmount", ""});
+  return JoinParams(params);
+}
+
+// ---- Kernel mounts ----
+
+absl::Status KernelMountError(int error, absl::string_view call, const MountOptions& options,
+                              absl::string_view kernel_says) {
+  switch (error) {
+    case EPERM:
+      return absl::PermissionDeniedError(
+          absl::StrFormat("%s needs CAP_SYS_ADMIN: run as root, or mount through fusermount3 "
+                          "(MountMethod::kFusermount)",
+                          call));
+    case ENODEV:
+      return absl::NotFoundError(
+          "the kernel has no fuse filesystem type: load the module (modprobe fuse)");
+    case EINVAL:
+      return absl::InvalidArgumentError(
+          absl::StrCat(call, " was refused as invalid",
+                       kernel_says.empty() ? "" : absl::StrCat(" (kernel: ", kernel_says, ")"),
+                       options.blksize ? ": blksize is accepted only for fuseblk mounts, drop it"
+                                       : ": check the mount options"));
+    default: return ErrnoStatus(error, absl::StrCat(call, " failed"));
+  }
+}
+
+absl::Status MountWithSyscall(const MountOptions& options, const std::vector<MountParam>& params) {
+  const std::string type =
+      options.subtype.empty() ? "fuse" : absl::StrCat("fuse.", options.subtype);
+  const std::string data = JoinParams(params);
+  unsigned long flags = MS_NOSUID | MS_NODEV;
+  if (options.read_only) flags |= MS_RDONLY;
+  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), type.c_str(), flags,
+            data.c_str()) == 0) {
+    return absl::OkStatus();
+  }
+  return KernelMountError(errno, absl::StrCat("mount(2) of ", type, " with ", data), options, "");
+}
+
+// A rejected fs_context explains itself in a log read from its fd, one message per read, each
+// behind its severity letter ("e fuse: blksize only supported for fuseblk"); mount(2) has no
+// such channel.
+std::string KernelLog(int context_fd) {
+  std::vector<std::string> messages;
+  char message[512];
+  ssize_t length;
+  while ((length = read(context_fd, message, sizeof(message))) > 0) {
+    absl::string_view text(message, static_cast<size_t>(length));
+    if (text.size() > 2 && text[1] == ' ') text.remove_prefix(2);
+    messages.emplace_back(absl::StripTrailingAsciiWhitespace(text));
+  }
+  return absl::StrJoin(messages, "; ");
+}
+
+// 0 or an errno.
+int SetParam(int context_fd, const MountParam& param) {
+  const int result =
+      param.value.empty()
+          ? fsconfig(context_fd, FSCONFIG_SET_FLAG, param.key.c_str(), nullptr, 0)
+          : fsconfig(context_fd, FSCONFIG_SET_STRING, param.key.c_str(), param.value.c_str(), 0);
+  return result == 0 ? 0 : errno;
+}
+
+absl::Status MountWithNewApi(const MountOptions& options, std::vector<MountParam> params) {
+  const UniqueFd context(fsopen("fuse", FSOPEN_CLOEXEC));
+  if (!context.valid()) return KernelMountError(errno, "fsopen(\"fuse\")", options, "");
+  if (!options.fsname.empty()) params.push_back({"source", options.fsname});
+  if (!options.subtype.empty()) params.push_back({"subtype", options.subtype});
+  if (options.read_only) params.push_back({"ro", ""});  // the superblock's flag; see fsmount
+  for (const MountParam& param : params) {
+    if (const int error = SetParam(context.get(), param); error != 0) {
+      return KernelMountError(error, absl::StrCat("fsconfig of ", JoinParams({param})), options,
+                              KernelLog(context.get()));
+    }
+  }
+  if (fsconfig(context.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
+    const int error = errno;
+    return KernelMountError(error, "fsconfig(FSCONFIG_CMD_CREATE)", options,
+                            KernelLog(context.get()));
+  }
+  unsigned int attributes = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  if (options.read_only) attributes |= MOUNT_ATTR_RDONLY;
+  const UniqueFd detached(fsmount(context.get(), FSMOUNT_CLOEXEC, attributes));
+  if (!detached.valid()) return KernelMountError(errno, "fsmount", options, "");
+  if (move_mount(detached.get(), "", AT_FDCWD, options.mountpoint.c_str(),
+                 MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+    return KernelMountError(errno, "move_mount", options, "");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UnmountInKernel(const std::string& mountpoint, bool lazy) {
+  // The path is canonical: a symlink found there now was planted since.
+  if (umount2(mountpoint.c_str(), (lazy ? MNT_DETACH : 0) | UMOUNT_NOFOLLOW) == 0) {
+    return absl::OkStatus();
+  }
+  const int error = errno;
+  switch (error) {
+    case EBUSY:
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "cannot unmount %s: it is busy (a process has a file or its working directory there): "
+          "close them, or unmount lazily",
+          mountpoint));
+    case EINVAL:
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "cannot unmount %s: it is no longer a mountpoint (unmounted by someone else?)",
+          mountpoint));
+    case EPERM:
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "cannot unmount %s: umount2 needs CAP_SYS_ADMIN: run as root", mountpoint));
+    default: return ErrnoStatus(error, absl::StrCat("cannot unmount ", mountpoint));
+  }
+}
+
+// ---- fusermount3 ----
+
+absl::Status FusermountMissing() {
+  return absl::NotFoundError(
+      absl::StrFormat("%s is missing: install fuse3 (apt-get install fuse3), or mount as root with "
+                      "MountMethod::kMountSyscall",
+                      kFusermountPath));
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& string : strings) pointers.push_back(string.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Ours, with _FUSE_COMMFD naming `comm_fd` when given.
+std::vector<std::string> FusermountEnvironment(std::optional<int> comm_fd) {
+  const std::string prefix = absl::StrCat(kCommFdVariable, "=");
+  std::vector<std::string> environment;
+  for (char** variable = environ; *variable != nullptr; ++variable) {
+    if (!absl::StartsWith(*variable, prefix)) environment.emplace_back(*variable);
+  }
+  if (comm_fd) environment.push_back(absl::StrCat(prefix, *comm_fd));
+  return environment;
+}
+
+// Starts fusermount3 with `args`; it shares our stderr, so that its messages reach the user.
+// `comm_fd` is the socket it sends the /dev/fuse fd back over.
+absl::StatusOr<pid_t> SpawnFusermount(std::vector<std::string> args, std::optional<int> comm_fd) {
+  args.insert(args.begin(), "fusermount3");
+  std::vector<std::string> environment = FusermountEnvironment(comm_fd);
+  const std::vector<char*> argv = CStrings(args);
+  const std::vector<char*> envp = CStrings(environment);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // Onto itself, dup2 clears close-on-exec in the child alone (glibc 2.29+): the socket stays
+  // out of every other program we start.
+  if (comm_fd) posix_spawn_file_actions_adddup2(&actions, *comm_fd, *comm_fd);
+  pid_t pid = -1;
+  const int error = posix_spawn(&pid, kFusermountPath, &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (error == ENOENT) return FusermountMissing();
+  if (error != 0) return ErrnoStatus(error, absl::StrCat("cannot start ", kFusermountPath));
+  return pid;
+}
+
+// The wait status, or nothing when it cannot be known (an ignored SIGCHLD reaps children).
+std::optional<int> WaitForExit(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return std::nullopt;
+  }
+  return status;
+}
+
+bool ExitedCleanly(std::optional<int> wait_status) {
+  return wait_status && WIFEXITED(*wait_status) && WEXITSTATUS(*wait_status) == 0;
+}
+
+std::string DescribeExit(std::optional<int> wait_status) {
+  if (!wait_status) return "exit status unknown";
+  if (WIFEXITED(*wait_status)) return absl::StrCat("exit status ", WEXITSTATUS(*wait_status));
+  if (WIFSIGNALED(*wait_status)) return absl::StrCat("killed by signal ", WTERMSIG(*wait_status));
+  return absl::StrCat("wait status ", *wait_status);
+}
+
+absl::Status FusermountMountFailed(std::optional<int> wait_status) {
+  const std::string failed = absl::StrFormat(
+      "fusermount3 failed (%s); it printed the reason on stderr", DescribeExit(wait_status));
+  // The usual reason on a machine without udev: fusermount3 opens /dev/fuse as the user.
+  if (access(kDevFusePath, R_OK | W_OK) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s; %s is not readable and writable by this user, and fusermount3 opens it as the "
+        "user: chmod 0666 %s, as Debian's udev rule does",
+        failed, kDevFusePath, kDevFusePath));
+  }
+  return absl::UnknownError(failed);
+}
+
+// The /dev/fuse fd fusermount3 sends once mounted, or an invalid fd when it closed the socket
+// without one (it failed).
+absl::StatusOr<UniqueFd> ReceiveFd(int socket) {
+  char byte;
+  iovec data{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msghdr message{};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  ssize_t received;
+  do {
+    received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+  } while (received < 0 && errno == EINTR);
+  if (received < 0) return ErrnoStatus(errno, "receiving the /dev/fuse fd from fusermount3");
+  const cmsghdr* header = CMSG_FIRSTHDR(&message);
+  if (received == 0 || header == nullptr) return UniqueFd();
+  if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
+      header->cmsg_len != CMSG_LEN(sizeof(int))) {
+    return absl::InternalError("fusermount3 sent something other than one fd");
+  }
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(header), sizeof(fd));
+  return UniqueFd(fd);
+}
+
+absl::Status UnmountWithFusermount(const std::string& mountpoint, bool lazy) {
+  std::vector<std::string> args = {"-u"};
+  if (lazy) args.push_back("-z");
+  args.insert(args.end(), {"--", mountpoint});
+  const absl::StatusOr<pid_t> pid = SpawnFusermount(std::move(args), std::nullopt);
+  if (!pid.ok()) {
+    return absl::Status(pid.status().code(),
+                        absl::StrCat("cannot unmount ", mountpoint, ": ", pid.status().message()));
+  }
+  const std::optional<int> exit = WaitForExit(*pid);
+  if (ExitedCleanly(exit)) return absl::OkStatus();
+  return absl::UnknownError(
+      absl::StrFormat("cannot unmount %s: fusermount3 -u failed (%s); it printed the reason on "
+                      "stderr",
+                      mountpoint, DescribeExit(exit)));
+}
+
+// ---- After mounting ----
+
+absl::StatusOr<uint32_t> ConnectionId(const std::string& mountpoint) {
+  // An empty mask with DONT_SYNC sends no GETATTR: st_dev comes from the superblock, and the
+  // server may not be answering yet (or may refuse us, for another user's mount).
+  struct statx attributes {};
+  if (statx(AT_FDCWD, mountpoint.c_str(), AT_STATX_DONT_SYNC, 0, &attributes) != 0) {
+    return ErrnoStatus(errno, "cannot stat the new mount");
+  }
+  return attributes.stx_dev_minor;
+}
+
+}  // namespace
+
+absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
+                                    const std::function<void(int dev_fd)>& before_mount) {
+  const absl::StatusOr<MountMethod> method = ResolveMethod(options);
+  if (!method.ok()) return CannotMount(options.mountpoint, method.status());
+  const absl::StatusOr<mode_t> root_type = CheckMountpoint(options);
+  if (!root_type.ok()) return CannotMount(options.mountpoint, root_type.status());
+  absl::StatusOr<std::string> mountpoint = CanonicalPath(options.mountpoint);
+  if (!mountpoint.ok()) return CannotMount(options.mountpoint, mountpoint.status());
+
+  MountOptions resolved = options;
+  resolved.mountpoint = *std::move(mountpoint);
+  resolved.method = *method;
+  Mount mount;
+  mount.mountpoint_ = resolved.mountpoint;
+  mount.method_ = *method;
+  const absl::Status mounted = *method == MountMethod::kFusermount
+                                   ? mount.MountWithFusermount(resolved)
+                                   : mount.MountInKernel(resolved, *root_type, before_mount);
+  if (!mounted.ok()) return CannotMount(resolved.mountpoint, mounted);
+  mount.mounted_ = true;
+  if (*method == MountMethod::kFusermount && before_mount) before_mount(mount.dev_fd());
+
+  const absl::StatusOr<uint32_t> connection_id = ConnectionId(resolved.mountpoint);
+  if (!connection_id.ok()) return CannotMount(resolved.mountpoint, connection_id.status());
+  mount.connection_id_ = *connection_id;
+  return mount;
+}
+
+absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
+                                  const std::function<void(int)>& before_mount) {
+  absl::StatusOr<UniqueFd> dev = OpenDevFuse();
+  if (!dev.ok()) return dev.status();
+  if (options.sync_init) {
+    if (absl::Status sync = EnableSyncInit(dev->get()); !sync.ok()) return sync;
+  }
+  const std::vector<MountParam> params = KernelParams(options, dev->get(), root_type);
+  if (before_mount) before_mount(dev->get());
+  const absl::Status mounted = options.method == MountMethod::kNewMountApi
+                                   ? MountWithNewApi(options, params)
+                                   : MountWithSyscall(options, params);
+  if (!mounted.ok()) return mounted;
+  dev_fd_ = *std::move(dev);
+  return absl::OkStatus();
+}
+
+absl::Status Mount::MountWithFusermount(const MountOptions& options) {
+  if (access(kFusermountPath, X_OK) != 0) return FusermountMissing();
+  int ends[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    return ErrnoStatus(errno, "cannot create the socket to fusermount3");
+  }
+  UniqueFd ours(ends[0]);
+  UniqueFd theirs(ends[1]);
+  const absl::StatusOr<pid_t> helper =
+      SpawnFusermount({"-o", FusermountOptions(options), "--", options.mountpoint}, theirs.get());
+  if (!helper.ok()) return helper.status();
+  // Only fusermount3 may hold its end: when it exits without sending, recvmsg must see EOF.
+  theirs.reset();
+
+  absl::StatusOr<UniqueFd> dev = ReceiveFd(ours.get());
+  if (dev.ok() && dev->valid() && options.auto_unmount) {
+    dev_fd_ = *std::move(dev);
+    auto_unmount_helper_ = *helper;
+    auto_unmount_socket_ = std::move(ours);
+    return absl::OkStatus();
+  }
+  ours.reset();  // an auto_unmount helper we could not use then exits too
+  const std::optional<int> exit = WaitForExit(*helper);
+  if (!dev.ok()) return dev.status();
+  if (!dev->valid() || !ExitedCleanly(exit)) return FusermountMountFailed(exit);
+  dev_fd_ = *std::move(dev);
+  return absl::OkStatus();
+}
+
+Mount::Mount(Mount&& other) noexcept { *this = std::move(other); }
+
+Mount& Mount::operator=(Mount&& other) noexcept {
+  if (this == &other) return *this;
+  Release();
+  dev_fd_ = std::move(other.dev_fd_);
+  mountpoint_ = std::move(other.mountpoint_);
+  method_ = other.method_;
+  mounted_ = std::exchange(other.mounted_, false);
+  connection_id_ = other.connection_id_;
+  auto_unmount_helper_ = std::exchange(other.auto_unmount_helper_, -1);
+  auto_unmount_socket_ = std::move(other.auto_unmount_socket_);
+  return *this;
+}
+
+Mount::~Mount() { Release(); }
+
+absl::Status Mount::Unmount(bool lazy) {
+  if (!mounted_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot unmount %s: this Mount already unmounted it", mountpoint_));
+  }
+  const absl::Status unmounted = method_ == MountMethod::kFusermount
+                                     ? UnmountWithFusermount(mountpoint_, lazy)
+                                     : UnmountInKernel(mountpoint_, lazy);
+  if (!unmounted.ok()) return unmounted;
+  mounted_ = false;
+  StopAutoUnmountHelper();
+  return absl::OkStatus();
+}
+
+void Mount::StopAutoUnmountHelper() {
+  if (auto_unmount_helper_ < 0) return;
+  // Once the mount is gone the helper has nothing left to do, and left to itself would complain
+  // on stderr that it found nothing to unmount. While the mount remains, closing our end makes
+  // it unmount the mount if its connection is dead.
+  if (!mounted_) kill(auto_unmount_helper_, SIGKILL);
+  auto_unmount_socket_.reset();
+  WaitForExit(std::exchange(auto_unmount_helper_, -1));
+}
+
+// A lazy unmount waits for nothing the server must answer. Should it fail, the fd is closed
+// before the helper learns we are gone, so that it finds the connection dead and unmounts.
+void Mount::Release() {
+  if (mounted_) {
+    const absl::Status unmounted = Unmount(/*lazy=*/true);
+    if (!unmounted.ok()) Log(LogLevel::kWarning, "%s", unmounted.message());
+  }
+  dev_fd_.reset();
+  StopAutoUnmountHelper();
+  mounted_ = false;
+}
+
+}  // namespace ringfuse

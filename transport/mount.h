@@ -1,0 +1,91 @@
+// Mounting and unmounting a FUSE filesystem.
+//
+// As root, mount(2) (or the new mount API: fsopen/fsconfig/fsmount) with an fd from /dev/fuse.
+// Otherwise Debian's fusermount3, which mounts for us and hands the /dev/fuse fd back over a
+// socket. Every failure comes back as a Status that names the mountpoint and what to do.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "transport/fd.h"
+
+namespace ringfuse {
+
+enum class MountMethod {
+  kAuto,          // mount(2) as root, fusermount3 otherwise or when auto_unmount is asked for
+  kMountSyscall,  // mount(2)
+  kNewMountApi,   // fsopen/fsconfig/fsmount/move_mount
+  kFusermount,    // fusermount3 (setuid helper)
+};
+
+struct MountOptions {
+  std::string mountpoint;  // an existing directory, empty unless `nonempty`
+  MountMethod method = MountMethod::kAuto;
+  std::string fsname = "ringfuse";  // the "source" column of /proc/mounts
+  std::string subtype;              // shown as fuse.<subtype>
+  bool allow_other = false;
+  bool default_permissions = false;
+  bool read_only = false;
+  bool nonempty = false;  // allow mounting over a non-empty directory
+  std::optional<uint32_t> max_read;
+  std::optional<uint32_t> blksize;  // only meaningful for fuseblk; rejected otherwise by the kernel
+  bool sync_init = false;  // FUSE_DEV_IOC_SYNC_INIT: mount() returns after INIT; kernel mounts only
+  bool auto_unmount = false;  // fusermount3 only: unmount when the daemon dies
+};
+
+class Mount {
+ public:
+  // Mounts. `before_mount` is called with the /dev/fuse fd right before the mount call: with
+  // sync_init the caller must start answering INIT there, since mount() waits for it (and if
+  // the mount then fails, a read() blocked on the fd is not woken: interrupt it with a signal).
+  // Without sync_init a read() there fails with EPERM (the fd is not attached yet): serve after
+  // Create returns. Through fusermount3 the fd exists only once mounted, so it is called then.
+  static absl::StatusOr<Mount> Create(const MountOptions& options,
+                                      const std::function<void(int dev_fd)>& before_mount = {});
+
+  Mount(Mount&& other) noexcept;
+  Mount& operator=(Mount&& other) noexcept;
+  Mount(const Mount&) = delete;
+  Mount& operator=(const Mount&) = delete;
+  // Unmounts lazily if still mounted, then closes the fd; never blocks on a dead server.
+  ~Mount();
+
+  int dev_fd() const { return dev_fd_.get(); }
+  // The absolute, symlink-free path mounted on, so that unmounting works from any directory.
+  const std::string& mountpoint() const { return mountpoint_; }
+  // The method actually used (never kAuto).
+  MountMethod method() const { return method_; }
+  bool mounted() const { return mounted_; }
+  // The connection's id under /sys/fs/fuse/connections (the minor of the mount's st_dev).
+  uint32_t connection_id() const { return connection_id_; }
+
+  // umount2 (MNT_DETACH when lazy), or fusermount3 -u [-z] for a fusermount3 mount.
+  absl::Status Unmount(bool lazy = false);
+
+ private:
+  Mount() = default;
+
+  absl::Status MountInKernel(const MountOptions& options, mode_t root_type,
+                             const std::function<void(int)>& before_mount);
+  absl::Status MountWithFusermount(const MountOptions& options);
+  void StopAutoUnmountHelper();
+  void Release();
+
+  UniqueFd dev_fd_;
+  std::string mountpoint_;
+  MountMethod method_ = MountMethod::kAuto;
+  bool mounted_ = false;
+  uint32_t connection_id_ = 0;
+  // fusermount3 left running for auto_unmount: it unmounts once this socket closes with the
+  // connection dead, which happens when our process dies.
+  pid_t auto_unmount_helper_ = -1;
+  UniqueFd auto_unmount_socket_;
+};
+
+}  // namespace ringfuse

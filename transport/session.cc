@@ -1,0 +1,160 @@
+#include "transport/session.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "protocol/abi.h"
+#include "transport/errno_status.h"
+
+namespace ringfuse {
+namespace {
+
+constexpr const char* kFusectl = "/sys/fs/fuse/connections";
+// How long Stop lets the connection end by itself after the unmount before aborting it.
+constexpr absl::Duration kGraceAfterUnmount = absl::Milliseconds(200);
+
+// The transport INIT must prepare for. Wishing for io_uring commits us to it: once agreed, the
+// kernel holds every request until each CPU has a ring queue, so only auto and uring-cmd ask.
+InitWishes WishesFor(TransportKind kind, InitWishes wishes) {
+  wishes.flags &= ~abi::init_flag::kOverIoUring;
+  wishes.required_flags &= ~abi::init_flag::kOverIoUring;
+  if (kind == TransportKind::kAuto) wishes.flags |= abi::init_flag::kOverIoUring;
+  if (kind == TransportKind::kUringCmd) wishes.required_flags |= abi::init_flag::kOverIoUring;
+  return wishes;
+}
+
+TransportKind Resolve(TransportKind asked, const Negotiated& negotiated) {
+  if (asked != TransportKind::kAuto) return asked;
+  return negotiated.io_uring ? TransportKind::kUringCmd : TransportKind::kUring;
+}
+
+std::string WhyChosen(TransportKind asked, const Negotiated& negotiated) {
+  if (asked != TransportKind::kAuto) return "asked for explicitly";
+  return negotiated.io_uring
+             ? "the kernel offers FUSE-over-io_uring"
+             : "the kernel does not offer FUSE-over-io_uring (enable_uring is off or the kernel "
+               "predates 7.42)";
+}
+
+bool FusectlMounted() {
+  struct stat self, parent;
+  return ::stat(kFusectl, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
+         self.st_dev != parent.st_dev;
+}
+
+}  // namespace
+
+absl::Status AbortConnection(uint32_t connection_id) {
+  if (!FusectlMounted() && ::mount("fusectl", kFusectl, "fusectl", 0, nullptr) != 0) {
+    return ErrnoStatus(errno, absl::StrFormat("cannot mount fusectl on %s", kFusectl));
+  }
+  const std::string path = absl::StrFormat("%s/%u/abort", kFusectl, connection_id);
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    // ENOENT: the connection is already gone, which is what we wanted.
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoStatus(errno, absl::StrFormat("cannot open %s", path));
+  }
+  if (::write(fd.get(), "1", 1) != 1) return ErrnoStatus(errno, "cannot abort " + path);
+  return absl::OkStatus();
+}
+
+Session::Session(Mount mount, Handler& handler, const InitWishes& wishes)
+    : mount_(std::move(mount)),
+      init_channel_(std::vector<int>{mount_.dev_fd()}),
+      dispatcher_(handler, init_channel_, diagnostics_, wishes) {}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,
+                                                        Handler& handler) {
+  absl::StatusOr<Mount> mount = Mount::Create(options.mount);
+  if (!mount.ok()) return mount.status();
+  std::unique_ptr<Session> session(
+      new Session(std::move(*mount), handler, WishesFor(options.transport, options.init)));
+  if (absl::Status status = session->ServeInit(options.init_timeout); !status.ok()) return status;
+  if (absl::Status status = session->StartTransport(options); !status.ok()) {
+    session->Stop();
+    return status;
+  }
+  return session;
+}
+
+absl::Status Session::ServeInit(absl::Duration timeout) {
+  const int fd = mount_.dev_fd();
+  pollfd wait{fd, POLLIN, 0};
+  const int ready = ::poll(&wait, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  if (ready <= 0) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("the kernel sent no INIT within %s after mounting %s",
+                        absl::FormatDuration(timeout), mount_.mountpoint()));
+  }
+  // INIT is small, but the kernel refuses reads shorter than its minimum buffer.
+  std::vector<std::byte> buffer(abi::kMinReadBuffer * 2);
+  const ssize_t length = ::read(fd, buffer.data(), buffer.size());
+  if (length < 0) return ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
+  dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)), Delivery{});
+  if (dispatcher_.state() != ConnectionState::kRunning) {
+    return absl::FailedPreconditionError(absl::StrFormat("INIT with the kernel failed for %s: %s",
+                                                         mount_.mountpoint(), diagnostics_.last()));
+  }
+  notifier_ = std::make_unique<Notifier>(fd, dispatcher_.negotiated());
+  dispatcher_.set_notify_reply_sink(notifier_.get());
+  return absl::OkStatus();
+}
+
+absl::Status Session::StartTransport(const SessionOptions& options) {
+  const Negotiated& negotiated = dispatcher_.negotiated();
+  const TransportKind kind = Resolve(options.transport, negotiated);
+  absl::StatusOr<std::unique_ptr<Transport>> transport = MakeTransport(
+      kind, TransportContext{mount_.dev_fd(), dispatcher_, negotiated, options.transport_options});
+  if (!transport.ok()) return transport.status();
+  transport_ = std::move(*transport);
+  if (absl::Status status = transport_->Start(); !status.ok()) return status;
+  Log(LogLevel::kInfo, "serving %s over the %s transport (%s): %s", mount_.mountpoint(),
+      TransportName(kind), WhyChosen(options.transport, negotiated), transport_->Describe());
+  return absl::OkStatus();
+}
+
+void Session::Wait() {
+  if (transport_) transport_->Join();
+}
+
+void Session::Stop() {
+  std::call_once(stop_once_, [this] {
+    if (transport_) transport_->Stop();
+    const uint32_t connection = mount_.connection_id();
+    if (mount_.mounted()) {
+      if (absl::Status status = mount_.Unmount(/*lazy=*/true); !status.ok()) {
+        Log(LogLevel::kWarning, "%s", status.ToString());
+      }
+    }
+    // A lazy unmount leaves the connection alive while clients hold files open; then end it.
+    // Only while our workers still run: once they are gone the id may already name another
+    // filesystem's connection.
+    const absl::Time deadline = absl::Now() + kGraceAfterUnmount;
+    while (transport_ && !transport_->Finished() && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    if (transport_ && !transport_->Finished()) {
+      if (absl::Status status = AbortConnection(connection); !status.ok()) {
+        Log(LogLevel::kWarning, "%s", status.ToString());
+      }
+    }
+  });
+}
+
+Session::~Session() {
+  Stop();
+  Wait();
+}
+
+}  // namespace ringfuse

@@ -1,0 +1,71 @@
+// A Session is one mounted FUSE filesystem being served: it owns the mount, the dispatcher, the
+// transport and the notifier; it answers INIT, serves until the connection ends, and joins every
+// thread it started.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "protocol/dispatcher.h"
+#include "protocol/handler.h"
+#include "protocol/init.h"
+#include "transport/dev_fuse_channel.h"
+#include "transport/log.h"
+#include "transport/mount.h"
+#include "transport/notifier.h"
+#include "transport/transport.h"
+
+namespace ringfuse {
+
+struct SessionOptions {
+  MountOptions mount;
+  TransportKind transport = TransportKind::kAuto;
+  TransportOptions transport_options;
+  InitWishes init;
+  absl::Duration init_timeout = absl::Seconds(10);  // for the kernel's INIT after mount()
+};
+
+class Session {
+ public:
+  // Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
+  static absl::StatusOr<std::unique_ptr<Session>> Start(const SessionOptions& options,
+                                                        Handler& handler);
+  // Stops (if still running) and joins.
+  ~Session();
+
+  // Blocks until the connection ends: unmounted by anyone, aborted, or Stop(). Joins every
+  // transport thread.
+  void Wait();
+  // Ends the session: lazy unmount, then abort of the connection through fusectl so that no
+  // client can keep it alive. Returns at once; Wait() then returns promptly. Any thread.
+  void Stop();
+
+  TransportKind transport_kind() const { return transport_->kind(); }
+  const Transport& transport() const { return *transport_; }
+  const Negotiated& negotiated() const { return dispatcher_.negotiated(); }
+  const Mount& mount() const { return mount_; }
+  int dev_fd() const { return mount_.dev_fd(); }
+  // Sends notifications on this connection; see notifier.h for which way to use where.
+  Notifier& notifier() { return *notifier_; }
+
+ private:
+  Session(Mount mount, Handler& handler, const InitWishes& wishes);
+
+  absl::Status ServeInit(absl::Duration timeout);
+  absl::Status StartTransport(const SessionOptions& options);
+
+  Mount mount_;
+  DevFuseReplyChannel init_channel_;
+  LoggingDiagnostics diagnostics_;
+  Dispatcher dispatcher_;
+  std::unique_ptr<Notifier> notifier_;  // created once INIT has told us the kernel's version
+  std::unique_ptr<Transport> transport_;
+  std::once_flag stop_once_;
+};
+
+// Writes to /sys/fs/fuse/connections/<id>/abort, mounting fusectl there first if needed.
+absl::Status AbortConnection(uint32_t connection_id);
+
+}  // namespace ringfuse

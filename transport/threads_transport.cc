@@ -1,0 +1,42 @@
+#include "transport/threads_transport.h"
+
+#include "absl/strings/str_format.h"
+#include "transport/dev_fuse.h"
+#include "transport/dev_fuse_reader.h"
+
+namespace ringfuse {
+
+ThreadsTransport::ThreadsTransport(const TransportContext& context)
+    : context_(context),
+      worker_count_(WorkerCount(context.options)),
+      buffer_size_(DevFuseReadBufferSize(context.negotiated)),
+      inflight_(worker_count_) {}
+
+ThreadsTransport::~ThreadsTransport() {
+  Stop();
+  Join();
+}
+
+absl::Status ThreadsTransport::Start() {
+  fds_.push_back(context_.session_fd);
+  for (size_t i = 1; i < worker_count_; ++i) {
+    absl::StatusOr<UniqueFd> clone = CloneDevFuse(context_.session_fd);
+    if (!clone.ok()) return clone.status();
+    fds_.push_back(clone->get());
+    clones_.push_back(std::move(*clone));
+  }
+  channel_ = std::make_unique<DevFuseReplyChannel>(fds_);
+  context_.dispatcher.set_interrupt_sink(&inflight_);
+  return threads_.Start(
+      worker_count_, [](size_t) { return absl::OkStatus(); },
+      [this](size_t i) {
+        DevFuseReader{fds_[i], buffer_size_, context_.dispatcher, *channel_, i, inflight_, i}.Run(
+            stopping_);
+      });
+}
+
+std::string ThreadsTransport::Describe() const {
+  return absl::StrFormat("%u threads x %.1f KiB read buffer", worker_count_, buffer_size_ / 1024.0);
+}
+
+}  // namespace ringfuse

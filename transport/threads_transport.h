@@ -1,0 +1,43 @@
+// The `threads` transport: N workers, each blocking in read() on its own cloned /dev/fuse fd and
+// answering with writev() on it. The baseline the io_uring transports are measured against.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "transport/dev_fuse_channel.h"
+#include "transport/fd.h"
+#include "transport/inflight.h"
+#include "transport/transport.h"
+#include "transport/worker_threads.h"
+
+namespace ringfuse {
+
+class ThreadsTransport : public Transport {
+ public:
+  explicit ThreadsTransport(const TransportContext& context);
+  ~ThreadsTransport() override;
+
+  TransportKind kind() const override { return TransportKind::kThreads; }
+  absl::Status Start() override;
+  // Workers block in read(): they finish when the connection ends, which Session::Stop brings
+  // about (unmount, then abort).
+  void Stop() override { stopping_.store(true, std::memory_order_relaxed); }
+  void Join() override { threads_.Join(); }
+  bool Finished() const override { return threads_.Finished(); }
+  std::string Describe() const override;
+
+ private:
+  TransportContext context_;
+  size_t worker_count_;
+  size_t buffer_size_;
+  std::vector<int> fds_;          // worker i reads fds_[i]; fds_[0] is the session fd
+  std::vector<UniqueFd> clones_;  // owns fds_[1..]
+  std::unique_ptr<DevFuseReplyChannel> channel_;
+  InflightTable inflight_;
+  std::atomic<bool> stopping_{false};
+  WorkerThreads threads_;
+};
+
+}  // namespace ringfuse

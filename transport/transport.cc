@@ -1,0 +1,60 @@
+#include "transport/transport.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "protocol/abi.h"
+#include "transport/threads_transport.h"
+#include "transport/uring_cmd_transport.h"
+#include "transport/uring_transport.h"
+
+namespace ringfuse {
+
+std::string_view TransportName(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::kAuto: return "auto";
+    case TransportKind::kThreads: return "threads";
+    case TransportKind::kUring: return "uring";
+    case TransportKind::kUringCmd: return "uring-cmd";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name) {
+  for (TransportKind kind : {TransportKind::kAuto, TransportKind::kThreads, TransportKind::kUring,
+                             TransportKind::kUringCmd}) {
+    if (name == TransportName(kind)) return kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown transport \"%s\": choose auto, threads, uring or uring-cmd", name));
+}
+
+size_t WorkerCount(const TransportOptions& options) {
+  if (options.workers > 0) return static_cast<size_t>(options.workers);
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<size_t>(online) : 1;
+}
+
+size_t DevFuseReadBufferSize(const Negotiated& negotiated) {
+  // The largest requests: WRITE (header, write_in, max_write bytes) and SETXATTR (a 64 KiB
+  // value after a name of up to 255 bytes).
+  constexpr size_t kHeaders = sizeof(abi::InHeader) + sizeof(abi::WriteIn);
+  constexpr size_t kLargestXattrRequest = kHeaders + 65536 + 4096;
+  return std::max({abi::kMinReadBuffer, kHeaders + negotiated.max_write, kLargestXattrRequest});
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
+                                                         const TransportContext& context) {
+  switch (kind) {
+    case TransportKind::kThreads: return std::make_unique<ThreadsTransport>(context);
+    case TransportKind::kUring: return std::make_unique<UringTransport>(context);
+    case TransportKind::kUringCmd: return std::make_unique<UringCmdTransport>(context);
+    default:
+      return absl::UnimplementedError(
+          absl::StrFormat("the %s transport is not available yet", TransportName(kind)));
+  }
+}
+
+}  // namespace ringfuse

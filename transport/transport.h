@@ -1,0 +1,70 @@
+// The interface every transport implements, and how the session picks one.
+//
+// A transport starts after INIT (which always travels over read/write on /dev/fuse), moves
+// requests from the kernel to the dispatcher and replies back, and stops when the connection
+// ends (its reads see ENODEV or ECONNABORTED) or when asked to.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "protocol/dispatcher.h"
+#include "protocol/init.h"
+
+namespace ringfuse {
+
+enum class TransportKind {
+  kAuto,      // uring-cmd when the kernel offers FUSE-over-io_uring, else uring, else threads
+  kThreads,   // blocking read/writev, one thread per cloned /dev/fuse fd
+  kUring,     // io_uring READ and WRITEV on /dev/fuse, one ring per worker
+  kUringCmd,  // the kernel's FUSE-over-io_uring (uring_cmd), one queue per possible CPU
+};
+
+std::string_view TransportName(TransportKind kind);
+absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name);
+
+struct TransportOptions {
+  int workers = 0;  // threads/uring: worker threads; 0 means one per online CPU
+  // uring: reads in flight per ring (default 1: more go through io-wq, see uring_transport.cc);
+  // uring-cmd: entries per queue (default 8). 0 means the transport's default.
+  int queue_depth = 0;
+};
+
+// What a transport works with; all of it outlives the transport.
+struct TransportContext {
+  int session_fd;  // the connection's /dev/fuse fd, on which INIT was answered
+  Dispatcher& dispatcher;
+  const Negotiated& negotiated;
+  TransportOptions options;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual TransportKind kind() const = 0;
+  // Starts the workers; returns once they run, or an error if none could start.
+  virtual absl::Status Start() = 0;
+  // Asks every worker to finish; returns at once. Idempotent, callable from any thread.
+  virtual void Stop() = 0;
+  // Waits until every worker has finished (the connection ended or Stop was called).
+  virtual void Join() = 0;
+  // True once every worker has finished.
+  virtual bool Finished() const = 0;
+  // Human-readable memory cost, e.g. "2 queues x 8 entries x 1.0 MiB payload".
+  virtual std::string Describe() const = 0;
+};
+
+absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
+                                                         const TransportContext& context);
+
+// Workers for the threads and uring transports: as asked, else one per online CPU.
+size_t WorkerCount(const TransportOptions& options);
+
+// The read buffer a /dev/fuse reader needs: the kernel refuses reads smaller than a WRITE
+// request's header and arguments plus max_write.
+size_t DevFuseReadBufferSize(const Negotiated& negotiated);
+
+}  // namespace ringfuse

@@ -1,0 +1,381 @@
+#include "transport/uring_cmd_transport.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "absl/strings/str_format.h"
+#include "protocol/abi.h"
+#include "transport/cpus.h"
+#include "transport/dev_fuse_reader.h"
+#include "transport/fd.h"
+#include "transport/log.h"
+#include "transport/ring.h"
+#include "transport/ring_waker.h"
+#include "transport/user_data.h"
+
+namespace ringfuse {
+namespace {
+
+// How often, and how far apart, REGISTER is retried while the kernel answers EAGAIN (it has not
+// finished processing INIT).
+constexpr int kRegisterAttempts = 1000;
+constexpr size_t kDefaultEntriesPerQueue = 8;
+constexpr useconds_t kRegisterRetryDelayUs = 1000;
+
+// Anonymous memory for the payload buffers: reserved, not touched, so an entry costs resident
+// memory only for the bytes requests actually use.
+class Mapping {
+ public:
+  absl::Status Map(size_t size) {
+    void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (address == MAP_FAILED) return ErrnoStatus(errno, "mmap of ring payload buffers");
+    data_ = static_cast<std::byte*>(address);
+    size_ = size;
+    return absl::OkStatus();
+  }
+  ~Mapping() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  std::byte* data() const { return data_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+// One queue: a CPU's ring and its entries. Everything runs on the queue's own thread except
+// SendReply from other threads, which hands the reply over through the inbox.
+class UringQueue : public ReplyChannel {
+ public:
+  UringQueue(UringCmdTransport& transport, size_t index, int cpu)
+      : transport_(transport), index_(index), cpu_(cpu) {}
+
+  absl::Status Setup();
+  void Run();
+  void Wake() { waker_.Wake(); }
+
+  void SendReply(const ReplyTarget& target, int32_t error,
+                 std::span<const ConstBytes> body) override;
+
+ private:
+  enum class EntryState { kAwaitingRequest, kInHandler, kFinished };
+
+  struct Entry {
+    abi::UringReqHeader* header = nullptr;
+    std::byte* payload = nullptr;
+    iovec iov[2];
+    uint64_t commit_id = 0;
+    EntryState state = EntryState::kAwaitingRequest;
+    int register_attempts = 0;
+  };
+
+  // A reply made on another thread, waiting to be committed by the queue thread.
+  struct LateReply {
+    uint32_t entry;
+    uint64_t unique;
+    int32_t error;
+    std::vector<std::byte> body;
+  };
+
+  io_uring_sqe* CommandSqe(uint32_t entry, abi::UringCmd command);
+  void Register(uint32_t entry);
+  void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
+  void OnCompletion(const io_uring_cqe& cqe);
+  void OnCommand(uint32_t entry, int result);
+  void OnRequest(uint32_t entry);
+  void CommitLateReplies();
+  void Finish(uint32_t entry);
+
+  size_t InflightIndex(uint32_t entry) const { return index_ * transport_.depth_ + entry; }
+
+  static thread_local UringQueue* current_queue_;
+  static thread_local uint32_t current_entry_;
+
+  UringCmdTransport& transport_;
+  size_t index_;
+  int cpu_;
+  Ring ring_;
+  RingWaker waker_;
+  std::unique_ptr<abi::UringReqHeader[]> headers_;
+  Mapping payloads_;
+  std::vector<Entry> entries_;
+  size_t finished_ = 0;
+  bool done_ = false;
+  std::mutex inbox_mutex_;
+  std::vector<LateReply> inbox_;
+};
+
+thread_local UringQueue* UringQueue::current_queue_ = nullptr;
+thread_local uint32_t UringQueue::current_entry_ = 0;
+
+absl::Status UringQueue::Setup() {
+  // An offline CPU cannot be pinned to; its queue still has to exist, unpinned.
+  if (absl::Status pinned = PinCurrentThread(cpu_); !pinned.ok()) {
+    Log(LogLevel::kDebug, "queue %u: %s", index_, pinned.ToString());
+  }
+  if (absl::Status status = waker_.Open(); !status.ok()) return status;
+  const unsigned sqes = static_cast<unsigned>(transport_.depth_ + 2);
+  absl::Status status = ring_.Init(
+      sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+  if (!status.ok()) status = ring_.Init(sqes, IORING_SETUP_SQE128);
+  if (!status.ok()) return status;
+  const size_t depth = transport_.depth_;
+  const size_t payload = transport_.payload_size_;
+  headers_.reset(new abi::UringReqHeader[depth]);
+  if (absl::Status mapped = payloads_.Map(depth * payload); !mapped.ok()) return mapped;
+  entries_.resize(depth);
+  for (size_t e = 0; e < depth; ++e) {
+    Entry& entry = entries_[e];
+    entry.header = &headers_[e];
+    entry.payload = payloads_.data() + e * payload;
+    entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
+    entry.iov[1] = {entry.payload, payload};
+  }
+  return absl::OkStatus();
+}
+
+void UringQueue::Run() {
+  for (uint32_t e = 0; e < entries_.size(); ++e) Register(e);
+  waker_.Arm(ring_);
+  while (!done_) {
+    const int result = ring_.SubmitAndWait(1);
+    if (result < 0 && result != -EINTR) {
+      Log(LogLevel::kError, "queue %u: io_uring_enter failed: %s", index_, std::strerror(-result));
+      break;
+    }
+    ring_.DrainCompletions([this](const io_uring_cqe& cqe) { OnCompletion(cqe); });
+  }
+}
+
+io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
+  io_uring_sqe* sqe = ring_.NextSqe();
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->fd = transport_.context_.session_fd;
+  sqe->cmd_op = static_cast<uint32_t>(command);
+  io_uring_sqe_set_data64(sqe, EncodeUserData(Completion::kCommand, entry));
+  abi::UringCmdReq request{};
+  request.qid = static_cast<uint16_t>(index_);
+  if (command == abi::UringCmd::kCommitAndFetch) request.commit_id = entries_[entry].commit_id;
+  std::memcpy(sqe->cmd, &request, sizeof(request));
+  return sqe;
+}
+
+void UringQueue::Register(uint32_t entry) {
+  io_uring_sqe* sqe = CommandSqe(entry, abi::UringCmd::kRegister);
+  sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
+  sqe->len = 2;
+  entries_[entry].state = EntryState::kAwaitingRequest;
+}
+
+void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
+                        std::span<const ConstBytes> body) {
+  Entry& e = entries_[entry];
+  size_t size = 0;
+  if (error == 0) {
+    for (ConstBytes part : body) size += part.size();
+    if (size > transport_.payload_size_) {
+      Log(LogLevel::kError, "reply to unique %u has %u bytes, more than the %u-byte payload",
+          unique, size, transport_.payload_size_);
+      error = -EIO;
+      size = 0;
+    }
+  }
+  if (error == 0) {
+    size_t at = 0;
+    // memmove: a handler may answer with bytes that sit in this very payload buffer.
+    for (ConstBytes part : body) {
+      if (!part.empty()) std::memmove(e.payload + at, part.data(), part.size());
+      at += part.size();
+    }
+  }
+  const abi::OutHeader out{static_cast<uint32_t>(sizeof(abi::OutHeader) + size), error, unique};
+  std::memcpy(e.header->in_out, &out, sizeof(out));
+  e.header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(size);
+  CommandSqe(entry, abi::UringCmd::kCommitAndFetch);
+  e.state = EntryState::kAwaitingRequest;
+}
+
+void UringQueue::OnCompletion(const io_uring_cqe& cqe) {
+  const UserData data = DecodeUserData(cqe.user_data);
+  switch (data.kind) {
+    case Completion::kCommand: OnCommand(data.slot, cqe.res); break;
+    case Completion::kWake:
+      CommitLateReplies();
+      if (transport_.stopping_.load(std::memory_order_relaxed)) {
+        done_ = true;
+      } else {
+        waker_.Arm(ring_);
+      }
+      break;
+    default:
+      Log(LogLevel::kError, "queue %u: completion with unknown user_data 0x%x", index_,
+          cqe.user_data);
+  }
+}
+
+void UringQueue::OnCommand(uint32_t entry, int result) {
+  if (result == 0) {
+    OnRequest(entry);
+    return;
+  }
+  switch (-result) {
+    case EAGAIN:  // the kernel has not finished INIT yet
+    case EINTR:
+      if (++entries_[entry].register_attempts < kRegisterAttempts) {
+        ::usleep(kRegisterRetryDelayUs);
+        Register(entry);
+        return;
+      }
+      break;
+    case ENOTCONN:   // unmounted or aborted
+    case ECANCELED:  // the ring is going away
+      Finish(entry);
+      return;
+    default: break;
+  }
+  Log(LogLevel::kError, "queue %u entry %u: FUSE-over-io_uring command failed: %s", index_, entry,
+      std::strerror(-result));
+  Finish(entry);
+}
+
+void UringQueue::OnRequest(uint32_t entry) {
+  Entry& e = entries_[entry];
+  const abi::UringEntInOut& ent = e.header->ring_ent_in_out;
+  e.commit_id = ent.commit_id;
+  e.state = EntryState::kInHandler;
+  const size_t payload_size = std::min<size_t>(ent.payload_sz, transport_.payload_size_);
+  const ConstBytes in_out(reinterpret_cast<const std::byte*>(e.header->in_out),
+                          sizeof(abi::InHeader));
+  abi::InHeader header;
+  std::memcpy(&header, in_out.data(), sizeof(header));
+
+  const std::atomic<bool>* interrupted =
+      transport_.inflight_->Begin(InflightIndex(entry), header.unique);
+  current_queue_ = this;
+  current_entry_ = entry;
+  transport_.context_.dispatcher.DispatchRing(
+      in_out,
+      ConstBytes(reinterpret_cast<const std::byte*>(e.header->op_in), abi::kUringOpInOutSize),
+      ConstBytes(e.payload, payload_size), Delivery{this, entry, interrupted});
+  current_queue_ = nullptr;
+  transport_.inflight_->End(InflightIndex(entry));
+
+  // An operation without a reply (NOTIFY_REPLY) still has to hand its entry back to the kernel.
+  const std::optional<OpcodeInfo> info = LookupOpcode(header.opcode);
+  if (e.state == EntryState::kInHandler && info && !info->replies) {
+    Commit(entry, header.unique, 0, {});
+  }
+}
+
+void UringQueue::SendReply(const ReplyTarget& target, int32_t error,
+                           std::span<const ConstBytes> body) {
+  if (current_queue_ == this && current_entry_ == target.slot &&
+      entries_[target.slot].state == EntryState::kInHandler) {
+    Commit(static_cast<uint32_t>(target.slot), target.unique, error, body);
+    return;
+  }
+  // Answered later, from another thread: the queue thread owns the ring, so hand it over.
+  LateReply late{static_cast<uint32_t>(target.slot), target.unique, error, {}};
+  if (error == 0) {
+    for (ConstBytes part : body) late.body.insert(late.body.end(), part.begin(), part.end());
+  }
+  {
+    std::lock_guard lock(inbox_mutex_);
+    inbox_.push_back(std::move(late));
+  }
+  Wake();
+}
+
+void UringQueue::CommitLateReplies() {
+  std::vector<LateReply> replies;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    replies.swap(inbox_);
+  }
+  for (const LateReply& late : replies) {
+    if (entries_[late.entry].state != EntryState::kInHandler) continue;  // the ring ended first
+    const ConstBytes body[] = {late.body};
+    Commit(late.entry, late.unique, late.error, body);
+  }
+}
+
+void UringQueue::Finish(uint32_t entry) {
+  if (entries_[entry].state == EntryState::kFinished) return;
+  entries_[entry].state = EntryState::kFinished;
+  if (++finished_ == entries_.size()) done_ = true;
+}
+
+UringCmdTransport::UringCmdTransport(const TransportContext& context)
+    : context_(context),
+      depth_(context.options.queue_depth > 0 ? static_cast<size_t>(context.options.queue_depth)
+                                             : kDefaultEntriesPerQueue),
+      payload_size_(context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)))),
+      dev_channel_(std::vector<int>{context.session_fd}) {}
+
+UringCmdTransport::~UringCmdTransport() {
+  Stop();
+  Join();
+}
+
+absl::Status UringCmdTransport::Start() {
+  if (!context_.negotiated.io_uring) {
+    return absl::FailedPreconditionError(
+        "the uring-cmd transport needs FUSE-over-io_uring, which INIT did not agree on: enable "
+        "it with `echo Y > /sys/module/fuse/parameters/enable_uring` (Linux 6.14+)");
+  }
+  absl::StatusOr<std::vector<int>> cpus = PossibleCpus();
+  if (!cpus.ok()) return cpus.status();
+  // Queue ids run from 0 to the highest possible CPU, holes included.
+  queue_count_ = static_cast<size_t>(cpus->back()) + 1;
+  inflight_ = std::make_unique<InflightTable>(queue_count_ * depth_ + 1);
+  context_.dispatcher.set_interrupt_sink(inflight_.get());
+  for (size_t q = 0; q < queue_count_; ++q) {
+    queues_.push_back(std::make_unique<UringQueue>(*this, q, static_cast<int>(q)));
+  }
+  absl::Status status = threads_.Start(
+      queue_count_ + 1, [this](size_t i) { return SetUpThread(i); },
+      [this](size_t i) { RunThread(i); });
+  if (!status.ok()) Stop();
+  return status;
+}
+
+absl::Status UringCmdTransport::SetUpThread(size_t index) {
+  // On the queue's own thread: pinning, and the ring's SINGLE_ISSUER owner.
+  return index < queue_count_ ? queues_[index]->Setup() : absl::OkStatus();
+}
+
+void UringCmdTransport::RunThread(size_t index) {
+  if (index < queue_count_) return queues_[index]->Run();
+  const size_t slot = DevFuseSlot();
+  DevFuseReader{context_.session_fd,
+                DevFuseReadBufferSize(context_.negotiated),
+                context_.dispatcher,
+                dev_channel_,
+                0,
+                *inflight_,
+                slot}
+      .Run(stopping_);
+  // The connection is over: the rings will only see ENOTCONN from here on; stop waiting.
+  Stop();
+}
+
+void UringCmdTransport::Stop() {
+  stopping_.store(true, std::memory_order_relaxed);
+  for (auto& queue : queues_) queue->Wake();
+}
+
+std::string UringCmdTransport::Describe() const {
+  const double entry_kib = (payload_size_ + sizeof(abi::UringReqHeader)) / 1024.0;
+  return absl::StrFormat(
+      "%u queues x %u entries x %.1f KiB (%.1f MiB reserved per queue, resident only as used)",
+      queue_count_, depth_, entry_kib, depth_ * entry_kib / 1024.0);
+}
+
+}  // namespace ringfuse

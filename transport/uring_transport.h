@@ -1,0 +1,45 @@
+// The `uring` transport: io_uring READ and WRITE on /dev/fuse. One ring and one cloned fd per
+// worker, `queue_depth` reads in flight per ring. A reply made while the handler runs is copied
+// into its slot's reply buffer and submitted linked before the slot's next READ, in the same
+// io_uring_enter that waits for the next completion; a reply made later from another thread is
+// written directly with writev.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "transport/inflight.h"
+#include "transport/transport.h"
+#include "transport/worker_threads.h"
+
+namespace ringfuse {
+
+class UringWorker;
+
+class UringTransport : public Transport {
+ public:
+  explicit UringTransport(const TransportContext& context);
+  ~UringTransport() override;
+
+  TransportKind kind() const override { return TransportKind::kUring; }
+  absl::Status Start() override;
+  void Stop() override;
+  void Join() override { threads_.Join(); }
+  bool Finished() const override { return threads_.Finished(); }
+  std::string Describe() const override;
+
+ private:
+  friend class UringWorker;
+
+  TransportContext context_;
+  size_t worker_count_;
+  size_t depth_;
+  size_t buffer_size_;
+  InflightTable inflight_;  // worker w's slot s is entry w * depth_ + s
+  std::vector<std::unique_ptr<UringWorker>> workers_;
+  std::atomic<bool> stopping_{false};
+  WorkerThreads threads_;
+};
+
+}  // namespace ringfuse
