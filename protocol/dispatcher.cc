@@ -95,6 +95,7 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
     return;
   }
   Request& request = std::get<Request>(parsed);
+  if (observer_ != nullptr) observer_->OnRequest(request);
   const std::optional<OpcodeInfo> info = LookupOpcode(request.header.opcode);
   ReplyToken token = info->replies ? ReplyToken(ChannelFor(delivery),
                                                 ReplyTarget{request.header.unique, delivery.slot})
@@ -116,6 +117,7 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
 
 void Dispatcher::Reject(const ParseError& error, const Delivery& delivery) {
   malformed_.fetch_add(1, std::memory_order_relaxed);
+  if (observer_ != nullptr) observer_->OnMalformed(error);
   const std::optional<OpcodeInfo> info = LookupOpcode(error.opcode);
   // An unknown opcode is well-formed as far as we can tell: the kernel is newer than us.
   const int answer = error.kind == ParseErrorKind::kUnknownOpcode ? ENOSYS : EIO;

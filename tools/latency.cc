@@ -34,6 +34,7 @@
 #include "absl/strings/str_split.h"
 #include "tools/null_fs.h"
 #include "transport/session.h"
+#include "transport/signals.h"
 
 ABSL_FLAG(std::string, transports, "threads,uring,uring-cmd", "transports to compare");
 ABSL_FLAG(std::string, clients, "1,2", "client thread counts to run");
@@ -55,12 +56,7 @@ struct Measurement {
 
 // The child: serve the null filesystem until SIGTERM.
 int Serve(const std::string& transport_name, int depth, const std::string& mountpoint) {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // inherited by every session thread
-
+  StopSignals signals;  // before any thread exists
   absl::StatusOr<TransportKind> kind = ParseTransportKind(transport_name);
   if (!kind.ok()) return std::fprintf(stderr, "%s\n", kind.status().ToString().c_str()), 2;
   SessionOptions options;
@@ -73,10 +69,7 @@ int Serve(const std::string& transport_name, int depth, const std::string& mount
   if (!session.ok()) return std::fprintf(stderr, "%s\n", session.status().ToString().c_str()), 1;
   std::printf("ready\n");
   std::fflush(stdout);
-  int signal = 0;
-  sigwait(&signals, &signal);
-  (*session)->Stop();
-  (*session)->Wait();
+  signals.Wait(**session);
   return 0;
 }
 

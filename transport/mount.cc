@@ -428,14 +428,21 @@ absl::Status UnmountWithFusermount(const std::string& mountpoint, bool lazy) {
 
 // ---- After mounting ----
 
-absl::StatusOr<uint32_t> ConnectionId(const std::string& mountpoint) {
-  // An empty mask with DONT_SYNC sends no GETATTR: st_dev comes from the superblock, and the
-  // server may not be answering yet (or may refuse us, for another user's mount).
+// The device of what is mounted at `mountpoint` now. An empty mask with DONT_SYNC sends no
+// GETATTR: st_dev comes from the superblock, and the server may not be answering (yet, or any
+// more), or may refuse us, for another user's mount.
+absl::StatusOr<std::pair<uint32_t, uint32_t>> MountedDevice(const std::string& mountpoint) {
   struct statx attributes {};
   if (statx(AT_FDCWD, mountpoint.c_str(), AT_STATX_DONT_SYNC, 0, &attributes) != 0) {
-    return ErrnoStatus(errno, "cannot stat the new mount");
+    return ErrnoStatus(errno, "cannot stat " + mountpoint);
   }
-  return attributes.stx_dev_minor;
+  return std::make_pair(attributes.stx_dev_major, attributes.stx_dev_minor);
+}
+
+absl::StatusOr<uint32_t> ConnectionId(const std::string& mountpoint) {
+  absl::StatusOr<std::pair<uint32_t, uint32_t>> device = MountedDevice(mountpoint);
+  if (!device.ok()) return device.status();
+  return device->second;
 }
 
 }  // namespace
@@ -535,6 +542,14 @@ absl::Status Mount::Unmount(bool lazy) {
   if (!mounted_) {
     return absl::FailedPreconditionError(
         absl::StrFormat("cannot unmount %s: this Mount already unmounted it", mountpoint_));
+  }
+  // Someone else may have unmounted it already, and something else may be mounted there now:
+  // unmount only what is still ours (FUSE connections are anonymous devices, major 0).
+  const absl::StatusOr<std::pair<uint32_t, uint32_t>> device = MountedDevice(mountpoint_);
+  if (device.ok() && *device != std::make_pair(0u, connection_id_)) {
+    mounted_ = false;
+    StopAutoUnmountHelper();
+    return absl::OkStatus();
   }
   const absl::Status unmounted = method_ == MountMethod::kFusermount
                                      ? UnmountWithFusermount(mountpoint_, lazy)

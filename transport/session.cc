@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "protocol/abi.h"
@@ -20,6 +21,9 @@ namespace ringfuse {
 namespace {
 
 constexpr const char* kFusectl = "/sys/fs/fuse/connections";
+constexpr const char* kEnableUringHint =
+    "; the uring-cmd transport needs FUSE-over-io_uring (Linux 6.14+), switched on with "
+    "`echo Y > /sys/module/fuse/parameters/enable_uring`";
 // How long Stop lets the connection end by itself after the unmount before aborting it.
 constexpr absl::Duration kGraceAfterUnmount = absl::Milliseconds(200);
 
@@ -52,6 +56,13 @@ bool FusectlMounted() {
          self.st_dev != parent.st_dev;
 }
 
+// The kernel serves the connection until it is unmounted or aborted; then /dev/fuse polls
+// POLLERR. (Whether our workers still run says nothing: the uring transport's end at Stop.)
+bool ConnectionAlive(int dev_fd) {
+  pollfd check{dev_fd, POLLIN, 0};
+  return ::poll(&check, 1, 0) >= 0 && (check.revents & (POLLERR | POLLNVAL)) == 0;
+}
+
 }  // namespace
 
 absl::Status AbortConnection(uint32_t connection_id) {
@@ -76,11 +87,21 @@ Session::Session(Mount mount, Handler& handler, const InitWishes& wishes)
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,
                                                         Handler& handler) {
+  if (options.mount.sync_init) {
+    // mount() would wait for INIT, which the session answers only after mount() returns.
+    return absl::InvalidArgumentError(
+        "sync_init is a Mount option; Session answers INIT after mounting and does not use it");
+  }
   absl::StatusOr<Mount> mount = Mount::Create(options.mount);
   if (!mount.ok()) return mount.status();
   std::unique_ptr<Session> session(
       new Session(std::move(*mount), handler, WishesFor(options.transport, options.init)));
-  if (absl::Status status = session->ServeInit(options.init_timeout); !status.ok()) return status;
+  if (absl::Status status = session->ServeInit(options.init_timeout); !status.ok()) {
+    if (options.transport == TransportKind::kUringCmd) {
+      return absl::Status(status.code(), absl::StrCat(status.message(), kEnableUringHint));
+    }
+    return status;
+  }
   if (absl::Status status = session->StartTransport(options); !status.ok()) {
     session->Stop();
     return status;
@@ -125,7 +146,10 @@ absl::Status Session::StartTransport(const SessionOptions& options) {
 }
 
 void Session::Wait() {
-  if (transport_) transport_->Join();
+  // call_once holds every other caller until the first has joined the threads.
+  std::call_once(join_once_, [this] {
+    if (transport_) transport_->Join();
+  });
 }
 
 void Session::Stop() {
@@ -138,13 +162,13 @@ void Session::Stop() {
       }
     }
     // A lazy unmount leaves the connection alive while clients hold files open; then end it.
-    // Only while our workers still run: once they are gone the id may already name another
-    // filesystem's connection.
+    // Only while it is alive: once it has ended the id may already name another filesystem's
+    // connection.
     const absl::Time deadline = absl::Now() + kGraceAfterUnmount;
-    while (transport_ && !transport_->Finished() && absl::Now() < deadline) {
+    while (ConnectionAlive(mount_.dev_fd()) && absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(5));
     }
-    if (transport_ && !transport_->Finished()) {
+    if (ConnectionAlive(mount_.dev_fd())) {
       if (absl::Status status = AbortConnection(connection); !status.ok()) {
         Log(LogLevel::kWarning, "%s", status.ToString());
       }

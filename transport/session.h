@@ -36,7 +36,7 @@ class Session {
   ~Session();
 
   // Blocks until the connection ends: unmounted by anyone, aborted, or Stop(). Joins every
-  // transport thread.
+  // transport thread. Any number of threads may wait at once.
   void Wait();
   // Ends the session: lazy unmount, then abort of the connection through fusectl so that no
   // client can keep it alive. Returns at once; Wait() then returns promptly. Any thread.
@@ -63,6 +63,7 @@ class Session {
   std::unique_ptr<Notifier> notifier_;  // created once INIT has told us the kernel's version
   std::unique_ptr<Transport> transport_;
   std::once_flag stop_once_;
+  std::once_flag join_once_;
 };
 
 // Writes to /sys/fs/fuse/connections/<id>/abort, mounting fusectl there first if needed.

@@ -397,6 +397,26 @@ TEST_F(DispatcherTest, AValidRequestAfterMalformedOnesIsHandled) {
   EXPECT_EQ(dispatcher_.malformed_count(), 3u);
 }
 
+class RecordingObserver : public RequestObserver {
+ public:
+  void OnRequest(const Request& request) override { uniques.push_back(request.header.unique); }
+  void OnMalformed(const ParseError& error) override { malformed.push_back(error.kind); }
+  std::vector<uint64_t> uniques;
+  std::vector<ParseErrorKind> malformed;
+};
+
+TEST_F(DispatcherTest, AnAttachedObserverSeesEveryRequestAndEveryMalformedMessage) {
+  Initialize();
+  RecordingObserver observer;
+  dispatcher_.set_observer(&observer);
+  Dispatch(LookupMessage(21, "seen"));
+  Dispatch(Message(kLookup, 22, Wire().Text("no-nul")));
+  dispatcher_.set_observer(nullptr);
+  Dispatch(LookupMessage(23, "unseen"));
+  EXPECT_THAT(observer.uniques, ElementsAre(21u));
+  EXPECT_THAT(observer.malformed, ElementsAre(ParseErrorKind::kNameWithoutNul));
+}
+
 TEST_F(DispatcherTest, AHandlerThatDropsTheReplyProducesEio) {
   Initialize();
   handler_.getattr_mode = RecordingHandler::GetattrMode::kDrop;

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "protocol/dispatcher.h"
 #include "tests/protocol/test_decoder.h"
@@ -799,7 +800,7 @@ TEST_F(MemFsTest, ConcurrentCreatesAllLand) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([this, t] {
       for (int i = 0; i < kFilesPerThread; ++i) {
-        const std::string name = "t" + std::to_string(t) + "-" + std::to_string(i);
+        const std::string name = absl::StrCat("t", t, "-", i);
         const Created file = NewFile(name);
         EXPECT_EQ(U32Out(kernel_.Write(file.entry.nodeid, file.fh, 0, name)), name.size());
       }
