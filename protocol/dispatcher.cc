@@ -97,9 +97,10 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
   Request& request = std::get<Request>(parsed);
   if (observer_ != nullptr) observer_->OnRequest(request);
   const std::optional<OpcodeInfo> info = LookupOpcode(request.header.opcode);
-  ReplyToken token = info->replies ? ReplyToken(ChannelFor(delivery),
-                                                ReplyTarget{request.header.unique, delivery.slot})
-                                   : ReplyToken();
+  ReplyToken token = info->replies
+                         ? ReplyToken(ChannelFor(delivery),
+                                      ReplyTarget{request.header.unique, delivery.slot}, observer_)
+                         : ReplyToken();
   const bool is_init = request.opcode == Opcode::kInit;
   const ConnectionState expected =
       is_init ? ConnectionState::kAwaitingInit : ConnectionState::kRunning;
@@ -127,7 +128,8 @@ void Dispatcher::Reject(const ParseError& error, const Delivery& delivery) {
                                            : "answered with EIO";
   diagnostics_.Report(absl::StrFormat("malformed request: %s; %s", error.ToString(), outcome));
   if (answerable) {
-    ReplyToken(ChannelFor(delivery), ReplyTarget{*error.unique, delivery.slot}).Error(answer);
+    ReplyToken(ChannelFor(delivery), ReplyTarget{*error.unique, delivery.slot}, observer_)
+        .Error(answer);
   }
 }
 

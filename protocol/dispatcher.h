@@ -41,11 +41,11 @@ class NotifyReplySink {
   virtual void OnNotifyReply(uint64_t notify_unique, const op::NotifyReply& reply) = 0;
 };
 
-// Sees every request before its handler does, and every message that failed to parse: the hook
-// for tracers. With none attached a request costs one predictable branch more.
-class RequestObserver {
+// Sees every request before its handler does, every message that failed to parse, and (as a
+// ReplyObserver) every reply: the hook for tracers. With none attached a request and its reply
+// each cost one predictable branch more.
+class RequestObserver : public ReplyObserver {
  public:
-  virtual ~RequestObserver() = default;
   virtual void OnRequest(const Request& request) = 0;
   virtual void OnMalformed(const ParseError& error) = 0;
 };

@@ -30,6 +30,7 @@ ReplyToken& ReplyToken::operator=(ReplyToken&& other) noexcept {
     if (pending()) Error(EIO);
     channel_ = other.channel_;
     target_ = other.target_;
+    observer_ = other.observer_;
     other.channel_ = nullptr;
   }
   return *this;
@@ -42,12 +43,15 @@ ReplyToken::~ReplyToken() {
 void ReplyToken::Error(int errno_value) {
   if (!pending()) return;
   ReplyChannel* channel = std::exchange(channel_, nullptr);
-  channel->SendReply(target_, KernelError(errno_value), {});
+  const int32_t error = KernelError(errno_value);
+  if (observer_ != nullptr) observer_->OnReply(target_, error, {});
+  channel->SendReply(target_, error, {});
 }
 
 void ReplyToken::Send(std::span<const ConstBytes> body) {
   if (!pending()) return;
   ReplyChannel* channel = std::exchange(channel_, nullptr);
+  if (observer_ != nullptr) observer_->OnReply(target_, 0, body);
   channel->SendReply(target_, 0, body);
 }
 

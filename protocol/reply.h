@@ -39,12 +39,21 @@ class ReplyChannel {
 // such a reply and the caller would otherwise see EINVAL with no trace in the server.
 int32_t KernelError(int errno_value);
 
+class ReplyObserver {
+ public:
+  virtual ~ReplyObserver() = default;
+  // Called just before the reply goes to the channel, on the thread that answers.
+  virtual void OnReply(const ReplyTarget& target, int32_t error,
+                       std::span<const ConstBytes> body) = 0;
+};
+
 // A promise to answer one request. Move-only; completes at most once, from any thread. A token
 // destroyed without an answer answers EIO, so a forgotten reply never hangs the caller.
 class ReplyToken {
  public:
   ReplyToken() = default;
-  ReplyToken(ReplyChannel* channel, ReplyTarget target) : channel_(channel), target_(target) {}
+  ReplyToken(ReplyChannel* channel, ReplyTarget target, ReplyObserver* observer = nullptr)
+      : channel_(channel), target_(target), observer_(observer) {}
   ReplyToken(ReplyToken&& other) noexcept { *this = std::move(other); }
   ReplyToken& operator=(ReplyToken&& other) noexcept;
   ReplyToken(const ReplyToken&) = delete;
@@ -61,6 +70,7 @@ class ReplyToken {
  private:
   ReplyChannel* channel_ = nullptr;
   ReplyTarget target_;
+  ReplyObserver* observer_ = nullptr;  // a tracer; null unless one is attached
 };
 
 // Typed replies: each kind of answer the protocol has, so a handler cannot send the wrong shape.

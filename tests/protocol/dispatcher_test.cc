@@ -401,11 +401,16 @@ class RecordingObserver : public RequestObserver {
  public:
   void OnRequest(const Request& request) override { uniques.push_back(request.header.unique); }
   void OnMalformed(const ParseError& error) override { malformed.push_back(error.kind); }
+  void OnReply(const ReplyTarget& target, int32_t error,
+               std::span<const ConstBytes> /*body*/) override {
+    replies.emplace_back(target.unique, error);
+  }
   std::vector<uint64_t> uniques;
   std::vector<ParseErrorKind> malformed;
+  std::vector<std::pair<uint64_t, int32_t>> replies;
 };
 
-TEST_F(DispatcherTest, AnAttachedObserverSeesEveryRequestAndEveryMalformedMessage) {
+TEST_F(DispatcherTest, AnAttachedObserverSeesEveryRequestReplyAndMalformedMessage) {
   Initialize();
   RecordingObserver observer;
   dispatcher_.set_observer(&observer);
@@ -415,6 +420,7 @@ TEST_F(DispatcherTest, AnAttachedObserverSeesEveryRequestAndEveryMalformedMessag
   Dispatch(LookupMessage(23, "unseen"));
   EXPECT_THAT(observer.uniques, ElementsAre(21u));
   EXPECT_THAT(observer.malformed, ElementsAre(ParseErrorKind::kNameWithoutNul));
+  EXPECT_THAT(observer.replies, ElementsAre(std::make_pair(21u, 0), std::make_pair(22u, -EIO)));
 }
 
 TEST_F(DispatcherTest, AHandlerThatDropsTheReplyProducesEio) {
