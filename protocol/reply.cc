@@ -41,18 +41,19 @@ ReplyToken::~ReplyToken() {
 }
 
 void ReplyToken::Error(int errno_value) {
-  if (!pending()) return;
-  ReplyChannel* channel = std::exchange(channel_, nullptr);
-  const int32_t error = KernelError(errno_value);
-  if (observer_ != nullptr) observer_->OnReply(target_, error, {});
-  channel->SendReply(target_, error, {});
+  if (pending()) Deliver(KernelError(errno_value), {});
 }
 
 void ReplyToken::Send(std::span<const ConstBytes> body) {
-  if (!pending()) return;
+  if (pending()) Deliver(0, body);
+}
+
+void ReplyToken::Deliver(int32_t error, std::span<const ConstBytes> body) {
   ReplyChannel* channel = std::exchange(channel_, nullptr);
-  if (observer_ != nullptr) observer_->OnReply(target_, 0, body);
-  channel->SendReply(target_, 0, body);
+  if (observer_ != nullptr) observer_->OnReply(target_, error, body);
+  if (!channel->closed()) channel->SendReply(target_, error, body);
+  // Last: once the count drops, the transport may free the channel.
+  channel->outstanding_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 void CountReply::Ok(uint64_t count) {

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -32,6 +33,18 @@ class ReplyChannel {
   virtual ~ReplyChannel() = default;
   virtual void SendReply(const ReplyTarget& target, int32_t error,
                          std::span<const ConstBytes> body) = 0;
+
+  // Replies not yet made, counted by the tokens, so that a transport never frees a channel
+  // that a reply held by the handler may still reach (see RetireChannel in transport/).
+  uint64_t outstanding() const { return outstanding_.load(std::memory_order_acquire); }
+  // After Close, replies still made through this channel are dropped: the connection is gone.
+  void Close() { closed_.store(true, std::memory_order_release); }
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+ private:
+  friend class ReplyToken;
+  std::atomic<uint64_t> outstanding_{0};
+  std::atomic<bool> closed_{false};
 };
 
 // Maps a handler's errno to what the kernel accepts: a positive errno in 1..511 becomes its
@@ -53,7 +66,9 @@ class ReplyToken {
  public:
   ReplyToken() = default;
   ReplyToken(ReplyChannel* channel, ReplyTarget target, ReplyObserver* observer = nullptr)
-      : channel_(channel), target_(target), observer_(observer) {}
+      : channel_(channel), target_(target), observer_(observer) {
+    if (channel_ != nullptr) channel_->outstanding_.fetch_add(1, std::memory_order_relaxed);
+  }
   ReplyToken(ReplyToken&& other) noexcept { *this = std::move(other); }
   ReplyToken& operator=(ReplyToken&& other) noexcept;
   ReplyToken(const ReplyToken&) = delete;
@@ -71,6 +86,8 @@ class ReplyToken {
   ReplyChannel* channel_ = nullptr;
   ReplyTarget target_;
   ReplyObserver* observer_ = nullptr;  // a tracer; null unless one is attached
+
+  void Deliver(int32_t error, std::span<const ConstBytes> body);
 };
 
 // Typed replies: each kind of answer the protocol has, so a handler cannot send the wrong shape.

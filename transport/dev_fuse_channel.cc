@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <vector>
 
 #include "protocol/abi.h"
 #include "transport/log.h"
@@ -15,6 +16,17 @@ constexpr size_t kMaxReplyParts = 8;
 }  // namespace
 
 int WriteReply(int fd, uint64_t unique, int32_t error, std::span<const ConstBytes> body) {
+  size_t parts = 0;
+  if (error == 0) {
+    for (ConstBytes part : body) parts += part.empty() ? 0 : 1;
+  }
+  if (parts >= kMaxReplyParts) {
+    // More parts than we gather: join them (rare, so the copy costs nothing that matters).
+    std::vector<std::byte> joined;
+    for (ConstBytes part : body) joined.insert(joined.end(), part.begin(), part.end());
+    const ConstBytes one[] = {joined};
+    return WriteReply(fd, unique, error, one);
+  }
   iovec iov[kMaxReplyParts];
   abi::OutHeader header{sizeof(abi::OutHeader), error, unique};
   iov[0] = {&header, sizeof(header)};
@@ -22,7 +34,6 @@ int WriteReply(int fd, uint64_t unique, int32_t error, std::span<const ConstByte
   if (error == 0) {
     for (ConstBytes part : body) {
       if (part.empty()) continue;
-      if (count == kMaxReplyParts) return EINVAL;
       iov[count++] = {const_cast<std::byte*>(part.data()), part.size()};
       header.len += static_cast<uint32_t>(part.size());
     }
@@ -36,7 +47,7 @@ int WriteReply(int fd, uint64_t unique, int32_t error, std::span<const ConstByte
 
 void DevFuseReplyChannel::SendReply(const ReplyTarget& target, int32_t error,
                                     std::span<const ConstBytes> body) {
-  const int result = WriteReply(fds_[target.slot], target.unique, error, body);
+  const int result = WriteReply(fd_, target.unique, error, body);
   if (result == 0) return;
   // ENOENT: the request was interrupted or aborted meanwhile; nothing is waiting for the answer.
   Log(result == ENOENT ? LogLevel::kDebug : LogLevel::kWarning,

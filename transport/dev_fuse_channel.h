@@ -2,23 +2,22 @@
 #pragma once
 
 #include <span>
-#include <vector>
 
 #include "protocol/reply.h"
 
 namespace ringfuse {
 
-// Writes each reply to the fd that read its request (ReplyTarget::slot indexes `fds`): the
-// kernel finds a request only among those read through the same fd.
+// Writes replies to one /dev/fuse fd, the one that read their requests: the kernel finds a
+// request only among those read through the same fd.
 class DevFuseReplyChannel : public ReplyChannel {
  public:
-  explicit DevFuseReplyChannel(std::vector<int> fds) : fds_(std::move(fds)) {}
+  explicit DevFuseReplyChannel(int fd) : fd_(fd) {}
 
   void SendReply(const ReplyTarget& target, int32_t error,
                  std::span<const ConstBytes> body) override;
 
  private:
-  std::vector<int> fds_;
+  int fd_;
 };
 
 // Writes one reply (header + body) to `fd`; returns 0 or an errno. ENOENT means the kernel no

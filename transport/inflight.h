@@ -25,21 +25,19 @@ class InflightTable : public InterruptSink {
   const std::atomic<bool>* Begin(size_t slot, uint64_t unique) {
     Slot& s = slots_[slot];
     s.interrupted.store(false, std::memory_order_relaxed);
-    s.unique.store(unique, std::memory_order_release);
-    if (parked_count_.load(std::memory_order_acquire) != 0) ClaimParked(s, unique);
+    s.unique.store(unique, std::memory_order_seq_cst);
+    if (parked_count_.load(std::memory_order_seq_cst) != 0) ClaimParked(s, unique);
     return &s.interrupted;
   }
 
   void End(size_t slot) { slots_[slot].unique.store(0, std::memory_order_release); }
 
   void MarkInterrupted(uint64_t unique) override {
-    for (size_t i = 0; i < slot_count_; ++i) {
-      if (slots_[i].unique.load(std::memory_order_acquire) == unique) {
-        slots_[i].interrupted.store(true, std::memory_order_relaxed);
-        return;
-      }
-    }
+    if (MarkSlot(unique)) return;
     Park(unique);
+    // A Begin between the scan and the park saw nothing parked: look again. (Both sides use
+    // seq_cst, so at least one of them sees the other.)
+    MarkSlot(unique);
   }
 
   size_t size() const { return slot_count_; }
@@ -52,13 +50,23 @@ class InflightTable : public InterruptSink {
 
   static constexpr size_t kParked = 64;
 
+  bool MarkSlot(uint64_t unique) {
+    for (size_t i = 0; i < slot_count_; ++i) {
+      if (slots_[i].unique.load(std::memory_order_seq_cst) == unique) {
+        slots_[i].interrupted.store(true, std::memory_order_relaxed);
+        return true;
+      }
+    }
+    return false;
+  }
+
   // How far (in uniques) a parked interrupt may trail the requests being begun.
   static constexpr uint64_t kParkWindow = 1 << 16;
 
   void Park(uint64_t unique) {
     const size_t at = parked_next_.fetch_add(1, std::memory_order_relaxed) % kParked;
-    if (parked_[at].exchange(unique, std::memory_order_acq_rel) == 0) {
-      parked_count_.fetch_add(1, std::memory_order_release);
+    if (parked_[at].exchange(unique, std::memory_order_seq_cst) == 0) {
+      parked_count_.fetch_add(1, std::memory_order_seq_cst);
     }
   }
 

@@ -238,9 +238,10 @@ void Notifier::Submit(std::span<const std::vector<iovec>> messages, std::span<in
     size_t completed = 0;
     while (completed < end - start) {
       const int result = ring_.SubmitAndWait(1);
-      if (result < 0 && result != -EINTR) break;
-      completed += ring_.DrainCompletions(
-          [&](const io_uring_cqe& cqe) { results[cqe.user_data] = cqe.res; });
+      if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) break;
+      completed += ring_.DrainCompletions([&](const io_uring_cqe& cqe) {
+        if (cqe.user_data < results.size()) results[cqe.user_data] = cqe.res;
+      });
     }
   }
 }

@@ -65,6 +65,14 @@ class Ring {
     return count;
   }
 
+  // Calls `look(cqe)` for every completion available without marking any of them seen.
+  template <typename Look>
+  void PeekCompletions(Look&& look) {
+    unsigned head;
+    io_uring_cqe* cqe;
+    io_uring_for_each_cqe(&ring_, head, cqe) { look(*cqe); }
+  }
+
   io_uring* raw() { return &ring_; }
 
  private:

@@ -82,7 +82,7 @@ absl::Status AbortConnection(uint32_t connection_id) {
 
 Session::Session(Mount mount, Handler& handler, const InitWishes& wishes)
     : mount_(std::move(mount)),
-      init_channel_(std::vector<int>{mount_.dev_fd()}),
+      init_channel_(mount_.dev_fd()),
       dispatcher_(handler, init_channel_, diagnostics_, wishes) {}
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "transport/dev_fuse.h"
 #include "transport/dev_fuse_reader.h"
+#include "transport/retire_channel.h"
 
 namespace ringfuse {
 
@@ -15,6 +16,7 @@ ThreadsTransport::ThreadsTransport(const TransportContext& context)
 ThreadsTransport::~ThreadsTransport() {
   Stop();
   Join();
+  for (auto& channel : channels_) RetireChannel(std::move(channel));
 }
 
 absl::Status ThreadsTransport::Start() {
@@ -25,13 +27,13 @@ absl::Status ThreadsTransport::Start() {
     fds_.push_back(clone->get());
     clones_.push_back(std::move(*clone));
   }
-  channel_ = std::make_unique<DevFuseReplyChannel>(fds_);
+  for (int fd : fds_) channels_.push_back(std::make_unique<DevFuseReplyChannel>(fd));
   context_.dispatcher.set_interrupt_sink(&inflight_);
   return threads_.Start(
       worker_count_, [](size_t) { return absl::OkStatus(); },
       [this](size_t i) {
-        DevFuseReader{fds_[i], buffer_size_, context_.dispatcher, *channel_, i, inflight_, i}.Run(
-            stopping_);
+        DevFuseReader{fds_[i], buffer_size_, context_.dispatcher, *channels_[i], 0, inflight_, i}
+            .Run(stopping_);
       });
 }
 

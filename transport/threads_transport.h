@@ -34,7 +34,7 @@ class ThreadsTransport : public Transport {
   size_t buffer_size_;
   std::vector<int> fds_;          // worker i reads fds_[i]; fds_[0] is the session fd
   std::vector<UniqueFd> clones_;  // owns fds_[1..]
-  std::unique_ptr<DevFuseReplyChannel> channel_;
+  std::vector<std::unique_ptr<DevFuseReplyChannel>> channels_;  // one per worker
   InflightTable inflight_;
   std::atomic<bool> stopping_{false};
   WorkerThreads threads_;

@@ -13,6 +13,7 @@
 #include "transport/dev_fuse_reader.h"
 #include "transport/fd.h"
 #include "transport/log.h"
+#include "transport/retire_channel.h"
 #include "transport/ring.h"
 #include "transport/ring_waker.h"
 #include "transport/user_data.h"
@@ -20,11 +21,8 @@
 namespace ringfuse {
 namespace {
 
-// How often, and how far apart, REGISTER is retried while the kernel answers EAGAIN (it has not
-// finished processing INIT).
-constexpr int kRegisterAttempts = 1000;
 constexpr size_t kDefaultEntriesPerQueue = 8;
-constexpr useconds_t kRegisterRetryDelayUs = 1000;
+constexpr int kRingFileIndex = 0;
 
 // Anonymous memory for the payload buffers: reserved, not touched, so an entry costs resident
 // memory only for the bytes requests actually use.
@@ -58,6 +56,7 @@ class UringQueue : public ReplyChannel {
       : transport_(transport), index_(index), cpu_(cpu) {}
 
   absl::Status Setup();
+  absl::Status RegisterEntries();
   void Run();
   void Wake() { waker_.Wake(); }
 
@@ -73,7 +72,17 @@ class UringQueue : public ReplyChannel {
     iovec iov[2];
     uint64_t commit_id = 0;
     EntryState state = EntryState::kAwaitingRequest;
-    int register_attempts = 0;
+  };
+
+  // A reply made while its handler runs waits here until the handler returns: the payload it
+  // will be copied into still holds the request's arguments, which the handler may read until
+  // then. The buffer only grows, so steady state allocates nothing.
+  struct StagedReply {
+    bool present = false;
+    uint64_t unique = 0;
+    int32_t error = 0;
+    size_t size = 0;
+    std::vector<std::byte> body;
   };
 
   // A reply made on another thread, waiting to be committed by the queue thread.
@@ -90,6 +99,7 @@ class UringQueue : public ReplyChannel {
   void OnCompletion(const io_uring_cqe& cqe);
   void OnCommand(uint32_t entry, int result);
   void OnRequest(uint32_t entry);
+  void Stage(uint64_t unique, int32_t error, std::span<const ConstBytes> body);
   void CommitLateReplies();
   void Finish(uint32_t entry);
 
@@ -108,6 +118,7 @@ class UringQueue : public ReplyChannel {
   std::vector<Entry> entries_;
   size_t finished_ = 0;
   bool done_ = false;
+  StagedReply staged_;
   std::mutex inbox_mutex_;
   std::vector<LateReply> inbox_;
 };
@@ -126,6 +137,12 @@ absl::Status UringQueue::Setup() {
       sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
   if (!status.ok()) status = ring_.Init(sqes, IORING_SETUP_SQE128);
   if (!status.ok()) return status;
+  // A registered file spares every command a reference on the shared struct file, a cache line
+  // that every CPU's queue would otherwise bounce.
+  const int session_fd = transport_.context_.session_fd;
+  if (const int result = io_uring_register_files(ring_.raw(), &session_fd, 1); result < 0) {
+    return ErrnoStatus(-result, "registering /dev/fuse with the ring");
+  }
   const size_t depth = transport_.depth_;
   const size_t payload = transport_.payload_size_;
   headers_.reset(new abi::UringReqHeader[depth]);
@@ -138,15 +155,33 @@ absl::Status UringQueue::Setup() {
     entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
     entry.iov[1] = {entry.payload, payload};
   }
-  return absl::OkStatus();
+  return RegisterEntries();
+}
+
+absl::Status UringQueue::RegisterEntries() {
+  for (uint32_t e = 0; e < entries_.size(); ++e) Register(e);
+  waker_.Arm(ring_);
+  if (const int result = ring_.SubmitAndWait(0); result < 0) {
+    return ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index_));
+  }
+  // A REGISTER the kernel refuses completes at once, and the kernel then quietly serves the
+  // whole connection over /dev/fuse: fail loudly instead. Success completes only with a
+  // request, which stays in the ring for Run().
+  int refused = 0;
+  ring_.PeekCompletions([&](const io_uring_cqe& cqe) {
+    if (DecodeUserData(cqe.user_data).kind == Completion::kCommand && cqe.res < 0) {
+      refused = cqe.res;
+    }
+  });
+  if (refused == 0) return absl::OkStatus();
+  return ErrnoStatus(
+      -refused, absl::StrFormat("queue %u: the kernel refused FUSE_IO_URING_CMD_REGISTER", index_));
 }
 
 void UringQueue::Run() {
-  for (uint32_t e = 0; e < entries_.size(); ++e) Register(e);
-  waker_.Arm(ring_);
   while (!done_) {
     const int result = ring_.SubmitAndWait(1);
-    if (result < 0 && result != -EINTR) {
+    if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) {
       Log(LogLevel::kError, "queue %u: io_uring_enter failed: %s", index_, std::strerror(-result));
       break;
     }
@@ -157,7 +192,8 @@ void UringQueue::Run() {
 io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
   io_uring_sqe* sqe = ring_.NextSqe();
   sqe->opcode = IORING_OP_URING_CMD;
-  sqe->fd = transport_.context_.session_fd;
+  sqe->fd = kRingFileIndex;  // the /dev/fuse fd, registered with the ring
+  sqe->flags |= IOSQE_FIXED_FILE;
   sqe->cmd_op = static_cast<uint32_t>(command);
   io_uring_sqe_set_data64(sqe, EncodeUserData(Completion::kCommand, entry));
   abi::UringCmdReq request{};
@@ -189,9 +225,8 @@ void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
   }
   if (error == 0) {
     size_t at = 0;
-    // memmove: a handler may answer with bytes that sit in this very payload buffer.
     for (ConstBytes part : body) {
-      if (!part.empty()) std::memmove(e.payload + at, part.data(), part.size());
+      if (!part.empty()) std::memcpy(e.payload + at, part.data(), part.size());
       at += part.size();
     }
   }
@@ -226,16 +261,9 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
     return;
   }
   switch (-result) {
-    case EAGAIN:  // the kernel has not finished INIT yet
-    case EINTR:
-      if (++entries_[entry].register_attempts < kRegisterAttempts) {
-        ::usleep(kRegisterRetryDelayUs);
-        Register(entry);
-        return;
-      }
-      break;
-    case ENOTCONN:   // unmounted or aborted
-    case ECANCELED:  // the ring is going away
+    case ENOTCONN:      // unmounted
+    case ECONNABORTED:  // aborted
+    case ECANCELED:     // the ring is going away
       Finish(entry);
       return;
     default: break;
@@ -266,6 +294,11 @@ void UringQueue::OnRequest(uint32_t entry) {
       ConstBytes(e.payload, payload_size), Delivery{this, entry, interrupted});
   current_queue_ = nullptr;
   transport_.inflight_->End(InflightIndex(entry));
+  if (staged_.present) {
+    staged_.present = false;
+    const ConstBytes body[] = {ConstBytes(staged_.body.data(), staged_.size)};
+    Commit(entry, staged_.unique, staged_.error, body);
+  }
 
   // An operation without a reply (NOTIFY_REPLY) still has to hand its entry back to the kernel.
   const std::optional<OpcodeInfo> info = LookupOpcode(header.opcode);
@@ -276,9 +309,8 @@ void UringQueue::OnRequest(uint32_t entry) {
 
 void UringQueue::SendReply(const ReplyTarget& target, int32_t error,
                            std::span<const ConstBytes> body) {
-  if (current_queue_ == this && current_entry_ == target.slot &&
-      entries_[target.slot].state == EntryState::kInHandler) {
-    Commit(static_cast<uint32_t>(target.slot), target.unique, error, body);
+  if (current_queue_ == this && current_entry_ == target.slot && !staged_.present) {
+    Stage(target.unique, error, body);
     return;
   }
   // Answered later, from another thread: the queue thread owns the ring, so hand it over.
@@ -291,6 +323,25 @@ void UringQueue::SendReply(const ReplyTarget& target, int32_t error,
     inbox_.push_back(std::move(late));
   }
   Wake();
+}
+
+void UringQueue::Stage(uint64_t unique, int32_t error, std::span<const ConstBytes> body) {
+  size_t size = 0;
+  if (error == 0) {
+    for (ConstBytes part : body) size += part.size();
+  }
+  if (staged_.body.size() < size) staged_.body.resize(size);
+  size_t at = 0;
+  if (error == 0) {
+    for (ConstBytes part : body) {
+      if (!part.empty()) std::memcpy(staged_.body.data() + at, part.data(), part.size());
+      at += part.size();
+    }
+  }
+  staged_.present = true;
+  staged_.unique = unique;
+  staged_.error = error;
+  staged_.size = size;
 }
 
 void UringQueue::CommitLateReplies() {
@@ -317,11 +368,13 @@ UringCmdTransport::UringCmdTransport(const TransportContext& context)
       depth_(context.options.queue_depth > 0 ? static_cast<size_t>(context.options.queue_depth)
                                              : kDefaultEntriesPerQueue),
       payload_size_(context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)))),
-      dev_channel_(std::vector<int>{context.session_fd}) {}
+      dev_channel_(std::make_unique<DevFuseReplyChannel>(context.session_fd)) {}
 
 UringCmdTransport::~UringCmdTransport() {
   Stop();
   Join();
+  for (auto& queue : queues_) RetireChannel(std::move(queue));
+  RetireChannel(std::move(dev_channel_));
 }
 
 absl::Status UringCmdTransport::Start() {
@@ -357,7 +410,7 @@ void UringCmdTransport::RunThread(size_t index) {
   DevFuseReader{context_.session_fd,
                 DevFuseReadBufferSize(context_.negotiated),
                 context_.dispatcher,
-                dev_channel_,
+                *dev_channel_,
                 0,
                 *inflight_,
                 slot}

@@ -48,7 +48,7 @@ class UringCmdTransport : public Transport {
   size_t payload_size_;
   std::vector<int> cpus_;
   std::unique_ptr<InflightTable> inflight_;  // queue q's entry e is q * depth_ + e; then /dev/fuse
-  DevFuseReplyChannel dev_channel_;
+  std::unique_ptr<DevFuseReplyChannel> dev_channel_;  // for what the /dev/fuse reader serves
   std::vector<std::unique_ptr<UringQueue>> queues_;
   std::atomic<bool> stopping_{false};
   WorkerThreads threads_;  // one per queue, then the /dev/fuse reader

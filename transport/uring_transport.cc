@@ -11,6 +11,7 @@
 #include "transport/dev_fuse_channel.h"
 #include "transport/fd.h"
 #include "transport/log.h"
+#include "transport/retire_channel.h"
 #include "transport/ring.h"
 #include "transport/ring_waker.h"
 #include "transport/user_data.h"
@@ -221,6 +222,7 @@ UringTransport::UringTransport(const TransportContext& context)
 UringTransport::~UringTransport() {
   Stop();
   Join();
+  for (auto& worker : workers_) RetireChannel(std::move(worker));
 }
 
 absl::Status UringTransport::Start() {

@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/transport/kernel_fixture.h"
 #include "tests/transport/memfs.h"
@@ -167,7 +170,68 @@ TEST_P(EndToEnd, ServesManyClientsAtOnce) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// Reads its arguments after replying, which the handler contract allows until it returns.
+class ReadsArgumentsAfterReplying : public MemFs {
+ public:
+  void Lookup(const RequestContext& context, const op::Lookup& args, EntryReply reply) override {
+    MemFs::Lookup(context, args, std::move(reply));
+    std::lock_guard lock(mutex_);
+    names_.emplace_back(args.name);
+  }
+  void Write(const RequestContext& context, const op::Write& args, CountReply reply) override {
+    MemFs::Write(context, args, std::move(reply));
+    std::lock_guard lock(mutex_);
+    written_.append(reinterpret_cast<const char*>(args.data.data()), args.data.size());
+  }
+  std::vector<std::string> names() {
+    std::lock_guard lock(mutex_);
+    return names_;
+  }
+  std::string written() {
+    std::lock_guard lock(mutex_);
+    return written_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> names_;
+  std::string written_;
+};
+
+class ArgumentsAfterReply : public ::testing::TestWithParam<TransportKind> {};
+
+TEST_P(ArgumentsAfterReply, StayIntactUntilTheHandlerReturns) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  std::optional<UringEnabled> uring;
+  if (GetParam() == TransportKind::kUringCmd) {
+    uring.emplace();
+    if (!uring->ok()) GTEST_SKIP() << uring->reason();
+  }
+  ReadsArgumentsAfterReplying fs;
+  absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs, GetParam());
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  const std::string name(200, 'n');  // longer than the EntryOut a reply would put over it
+  const std::string data(300, 'd');
+  const int fd = ::open((*mount)->Path(name).c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(::write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  ::close(fd);
+  struct stat st;
+  ::stat((*mount)->Path("missing-" + name).c_str(), &st);
+  // On /dev/fuse transports the reply reaches the kernel before the handler has returned.
+  const auto recorded = [&] {
+    const std::vector<std::string> names = fs.names();
+    return std::find(names.begin(), names.end(), "missing-" + name) != names.end();
+  };
+  for (int i = 0; i < 100 && !recorded(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_THAT(fs.names(), ::testing::Contains("missing-" + name));
+  EXPECT_EQ(fs.written(), data);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, EndToEnd, kEveryTransport, TransportTestName);
+INSTANTIATE_TEST_SUITE_P(Transports, ArgumentsAfterReply, kEveryTransport, TransportTestName);
 
 }  // namespace
 }  // namespace ringfuse::testing

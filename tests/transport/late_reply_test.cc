@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -150,6 +151,62 @@ TEST_P(LateReplies, ReadDataAnsweredLaterArrivesIntact) {
   const ssize_t length = ::read(fd, buffer, sizeof(buffer));
   ::close(fd);
   EXPECT_EQ(std::string_view(buffer, length > 0 ? length : 0), kContents);
+}
+
+// Keeps the reply to the file's GETATTR and never answers it while the session lives.
+class KeepsReplyFs : public Handler {
+ public:
+  void Lookup(const RequestContext&, const op::Lookup& args, EntryReply reply) override {
+    if (args.name != "file") return reply.Error(ENOENT);
+    abi::Attr attr{};
+    attr.ino = kFile;
+    attr.mode = S_IFREG | 0644;
+    reply.Ok(MakeEntry(kFile, 1, attr, Timeout{}, Timeout{}));
+  }
+  void Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) override {
+    if (context.nodeid() != kFile) {
+      abi::Attr attr{};
+      attr.ino = abi::kRootId;
+      attr.mode = S_IFDIR | 0755;
+      return reply.Ok(MakeAttrOut(attr, Timeout{}));
+    }
+    std::lock_guard lock(mutex_);
+    kept_.emplace(std::move(reply));
+  }
+  bool holds() {
+    std::lock_guard lock(mutex_);
+    return kept_.has_value();
+  }
+  void AnswerNow() {
+    std::lock_guard lock(mutex_);
+    kept_->Error(EIO);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::optional<AttrReply> kept_;
+};
+
+TEST_P(LateReplies, AReplyHeldPastTheSessionsEndIsHarmless) {
+  KeepsReplyFs fs;
+  std::unique_ptr<ServedMount> mount;
+  {
+    absl::StatusOr<std::unique_ptr<ServedMount>> started = ServedMount::Start(fs, GetParam());
+    ASSERT_TRUE(started.ok()) << started.status();
+    mount = std::move(*started);
+  }
+  const std::string path = mount->Path("file");
+  std::thread client([path] {
+    struct stat st;
+    ::stat(path.c_str(), &st);  // fails once the session aborts the connection
+  });
+  for (int i = 0; i < 500 && !fs.holds(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(fs.holds());
+  mount.reset();  // stops (aborting the connection the held request keeps alive) and frees
+  client.join();
+  fs.AnswerNow();  // reaches a closed channel: dropped, no use of freed memory (ASan checks)
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, LateReplies, kEveryTransport, TransportTestName);
