@@ -23,14 +23,11 @@
 namespace ringfuse::testing {
 namespace {
 
-class EndToEnd : public ::testing::TestWithParam<TransportKind> {
+class EndToEnd : public TransportTest {
  protected:
   void SetUp() override {
-    RINGFUSE_SKIP_UNLESS_KERNEL();
-    if (GetParam() == TransportKind::kUringCmd) {
-      uring_.emplace();
-      if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
-    }
+    TransportTest::SetUp();
+    if (IsSkipped()) return;
     absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs_, GetParam());
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
@@ -51,7 +48,6 @@ class EndToEnd : public ::testing::TestWithParam<TransportKind> {
   }
 
   MemFs fs_;
-  std::optional<UringEnabled> uring_;  // destroyed after mount_: the switch outlives the mount
   std::unique_ptr<ServedMount> mount_;
 };
 
@@ -198,15 +194,9 @@ class ReadsArgumentsAfterReplying : public MemFs {
   std::string written_;
 };
 
-class ArgumentsAfterReply : public ::testing::TestWithParam<TransportKind> {};
+class ArgumentsAfterReply : public TransportTest {};
 
 TEST_P(ArgumentsAfterReply, StayIntactUntilTheHandlerReturns) {
-  RINGFUSE_SKIP_UNLESS_KERNEL();
-  std::optional<UringEnabled> uring;
-  if (GetParam() == TransportKind::kUringCmd) {
-    uring.emplace();
-    if (!uring->ok()) GTEST_SKIP() << uring->reason();
-  }
   ReadsArgumentsAfterReplying fs;
   absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs, GetParam());
   ASSERT_TRUE(mount.ok()) << mount.status();

@@ -65,6 +65,14 @@ UringEnabled::~UringEnabled() {
   if (!old_value_.empty() && old_value_ != "Y") WriteText(kEnableUring, old_value_);
 }
 
+void TransportTest::SetUp() {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  if (GetParam() == TransportKind::kUringCmd) {
+    uring_.emplace();
+    if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
+  }
+}
+
 absl::StatusOr<std::unique_ptr<ServedMount>> ServedMount::Start(Handler& handler,
                                                                 TransportKind transport,
                                                                 SessionOptions options) {

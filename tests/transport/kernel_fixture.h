@@ -68,6 +68,18 @@ inline const auto kEveryTransport =
     ::testing::Values(TransportKind::kThreads, TransportKind::kUring, TransportKind::kUringCmd);
 std::string TransportTestName(const ::testing::TestParamInfo<TransportKind>& param_info);
 
+// Base of the tests parameterized over the transports: SetUp skips, saying why, where the kernel
+// cannot run them, and for uring-cmd switches FUSE-over-io_uring on until the test ends.
+// Derived fixtures declare their mounts after this base's members, so the switch outlives them,
+// and begin their own SetUp with `TransportTest::SetUp(); if (IsSkipped()) return;`.
+class TransportTest : public ::testing::TestWithParam<TransportKind> {
+ protected:
+  void SetUp() override;
+
+ private:
+  std::optional<UringEnabled> uring_;
+};
+
 // Skips the current test with a reason when kernel tests cannot run, or when `transport` needs
 // FUSE-over-io_uring and the switch is missing. Use as: RINGFUSE_SKIP_UNLESS_KERNEL(transport);
 #define RINGFUSE_SKIP_UNLESS_KERNEL()                                \

@@ -107,21 +107,17 @@ class LateReplyFs : public Handler {
   std::thread answerer_;
 };
 
-class LateReplies : public ::testing::TestWithParam<TransportKind> {
+class LateReplies : public TransportTest {
  protected:
   void SetUp() override {
-    RINGFUSE_SKIP_UNLESS_KERNEL();
-    if (GetParam() == TransportKind::kUringCmd) {
-      uring_.emplace();
-      if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
-    }
+    TransportTest::SetUp();
+    if (IsSkipped()) return;
     absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs_, GetParam());
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
   }
 
   LateReplyFs fs_;  // declared first: outlives the mount, so no reply is left unanswered
-  std::optional<UringEnabled> uring_;
   std::unique_ptr<ServedMount> mount_;
 };
 

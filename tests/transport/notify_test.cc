@@ -292,14 +292,11 @@ class NotifyingMkdirFs : public MemFs {
 
 // ---- The fixture ----
 
-class Notify : public ::testing::TestWithParam<TransportKind> {
+class Notify : public TransportTest {
  protected:
   void SetUp() override {
-    RINGFUSE_SKIP_UNLESS_KERNEL();
-    if (GetParam() == TransportKind::kUringCmd) {
-      uring_.emplace();
-      if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
-    }
+    TransportTest::SetUp();
+    if (IsSkipped()) return;
   }
 
   // Mounts `fs` over the transport under test; null (and a failure) if that fails.
@@ -361,7 +358,6 @@ class Notify : public ::testing::TestWithParam<TransportKind> {
   // Destroyed in reverse: the mount first, then the clients it released, then the switch and
   // the filesystem, which both must outlive the mount.
   std::unique_ptr<MemFs> fs_;
-  std::optional<UringEnabled> uring_;
   std::vector<std::jthread> clients_;
   std::unique_ptr<ServedMount> mount_;
 };

@@ -176,17 +176,14 @@ bool Eventually(
 
 // ---- Over every transport ----
 
-class Requests : public ::testing::TestWithParam<TransportKind> {
+class Requests : public TransportTest {
  protected:
   // Attributes expire at once, so that every stat() sends a GETATTR.
   Requests() : fs_(MemFs::Options{.entry = {1, 0}, .attr = {0, 0}}) {}
 
   void SetUp() override {
-    RINGFUSE_SKIP_UNLESS_KERNEL();
-    if (GetParam() == TransportKind::kUringCmd) {
-      uring_.emplace();
-      if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
-    }
+    TransportTest::SetUp();
+    if (IsSkipped()) return;
     SessionOptions options;
     // Two workers even on one CPU: one holds the request while the other reads the INTERRUPT.
     options.transport_options.workers = 2;
@@ -201,7 +198,6 @@ class Requests : public ::testing::TestWithParam<TransportKind> {
   void Abort() { (void)AbortConnection(mount_->session().mount().connection_id()); }
 
   MemFs fs_;
-  std::optional<UringEnabled> uring_;  // declared before mount_: the switch outlives the mount
   std::unique_ptr<ServedMount> mount_;
 };
 

@@ -231,14 +231,11 @@ class Daemon {
 
 // ---- The tests ----
 
-class Teardown : public ::testing::TestWithParam<TransportKind> {
+class Teardown : public TransportTest {
  protected:
   void SetUp() override {
-    RINGFUSE_SKIP_UNLESS_KERNEL();
-    if (GetParam() == TransportKind::kUringCmd) {
-      uring_.emplace();
-      if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
-    }
+    TransportTest::SetUp();
+    if (IsSkipped()) return;
     fs_.AddFile(abi::kRootId, "file", "contents");
   }
 
@@ -269,7 +266,6 @@ class Teardown : public ::testing::TestWithParam<TransportKind> {
   void Abort() { (void)AbortConnection(mount_->session().mount().connection_id()); }
 
   MemFs fs_;
-  std::optional<UringEnabled> uring_;  // declared before mount_: the switch outlives the mount
   std::unique_ptr<ServedMount> mount_;
 };
 
