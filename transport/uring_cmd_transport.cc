@@ -318,11 +318,13 @@ void UringQueue::SendReply(const ReplyTarget& target, int32_t error,
   if (error == 0) {
     for (ConstBytes part : body) late.body.insert(late.body.end(), part.begin(), part.end());
   }
+  bool first = false;
   {
     std::lock_guard lock(inbox_mutex_);
+    first = inbox_.empty();
     inbox_.push_back(std::move(late));
   }
-  Wake();
+  if (first) Wake();  // later ones find the queue thread already on its way
 }
 
 void UringQueue::Stage(uint64_t unique, int32_t error, std::span<const ConstBytes> body) {
