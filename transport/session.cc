@@ -140,8 +140,10 @@ absl::Status Session::StartTransport(const SessionOptions& options) {
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
   if (absl::Status status = transport_->Start(); !status.ok()) return status;
-  Log(LogLevel::kInfo, "serving %s over the %s transport (%s): %s", mount_.mountpoint(),
-      TransportName(kind), WhyChosen(options.transport, negotiated), transport_->Describe());
+  transport_choice_ = absl::StrFormat(
+      "serving %s over the %s transport (%s): %s", mount_.mountpoint(), TransportName(kind),
+      WhyChosen(options.transport, negotiated), transport_->Describe());
+  LogLine(LogLevel::kInfo, transport_choice_);
   return absl::OkStatus();
 }
 

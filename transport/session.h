@@ -43,6 +43,8 @@ class Session {
   void Stop();
 
   TransportKind transport_kind() const { return transport_->kind(); }
+  // Which transport serves, why it was chosen, and what it costs; also logged at info level.
+  const std::string& transport_choice() const { return transport_choice_; }
   const Transport& transport() const { return *transport_; }
   const Negotiated& negotiated() const { return dispatcher_.negotiated(); }
   const Mount& mount() const { return mount_; }
@@ -62,6 +64,7 @@ class Session {
   Dispatcher dispatcher_;
   std::unique_ptr<Notifier> notifier_;  // created once INIT has told us the kernel's version
   std::unique_ptr<Transport> transport_;
+  std::string transport_choice_;
   std::once_flag stop_once_;
   std::once_flag join_once_;
 };

@@ -95,24 +95,29 @@ TEST_P(EndToEnd, SetattrChangesModeSizeAndTimes) {
   EXPECT_EQ(ReadWhole(Path("f")), "0123");
 }
 
-TEST_P(EndToEnd, MkdirCreateAndReaddirListEveryEntry) {
-  ASSERT_EQ(::mkdir(Path("dir").c_str(), 0755), 0) << std::strerror(errno);
+// Creates 300 files in dir/ through the mount, lists dir/, and checks the listing is exact.
+void CreateAndListEveryEntry(const std::string& dir_path) {
+  ASSERT_EQ(::mkdir(dir_path.c_str(), 0755), 0) << std::strerror(errno);
   std::set<std::string> expected = {".", ".."};
   for (int i = 0; i < 300; ++i) {
     const std::string name = "entry-with-a-longish-name-" + std::to_string(i);
-    const int fd = ::open(Path("dir/" + name).c_str(), O_CREAT | O_WRONLY, 0644);
+    const int fd = ::open((dir_path + "/" + name).c_str(), O_CREAT | O_WRONLY, 0644);
     ASSERT_GE(fd, 0) << std::strerror(errno);
     ::close(fd);
     expected.insert(name);
   }
-  DIR* dir = ::opendir(Path("dir").c_str());
+  DIR* dir = ::opendir(dir_path.c_str());
   ASSERT_NE(dir, nullptr);
   std::multiset<std::string> listed;
   while (dirent* entry = ::readdir(dir)) listed.insert(entry->d_name);
   ::closedir(dir);
   EXPECT_EQ(std::set<std::string>(listed.begin(), listed.end()), expected);
   EXPECT_EQ(listed.size(), expected.size()) << "an entry was listed twice";
-  EXPECT_GT(fs_.RequestCount(Opcode::kReaddirplus) + fs_.RequestCount(Opcode::kReaddir), 0u);
+}
+
+TEST_P(EndToEnd, MkdirCreateAndReaddirplusListEveryEntry) {
+  CreateAndListEveryEntry(Path("dir"));
+  EXPECT_GT(fs_.RequestCount(Opcode::kReaddirplus), 0u);
 }
 
 TEST_P(EndToEnd, UnlinkRmdirAndRenameChangeTheTree) {
@@ -220,7 +225,22 @@ TEST_P(ArgumentsAfterReply, StayIntactUntilTheHandlerReturns) {
   EXPECT_EQ(fs.written(), data);
 }
 
+// Without READDIRPLUS agreed at INIT, the kernel lists with plain READDIR.
+class PlainReaddir : public TransportTest {};
+
+TEST_P(PlainReaddir, ListsEveryEntry) {
+  MemFs fs;
+  SessionOptions options;
+  options.init.flags &= ~(abi::init_flag::kDoReaddirplus | abi::init_flag::kReaddirplusAuto);
+  absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs, GetParam(), options);
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  CreateAndListEveryEntry((*mount)->Path("dir"));
+  EXPECT_GT(fs.RequestCount(Opcode::kReaddir), 0u);
+  EXPECT_EQ(fs.RequestCount(Opcode::kReaddirplus), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, EndToEnd, kEveryTransport, TransportTestName);
+INSTANTIATE_TEST_SUITE_P(Transports, PlainReaddir, kEveryTransport, TransportTestName);
 INSTANTIATE_TEST_SUITE_P(Transports, ArgumentsAfterReply, kEveryTransport, TransportTestName);
 
 }  // namespace

@@ -293,6 +293,13 @@ class RequestsTransportChoice : public ::testing::Test {
         ServedMount::Start(fs_, TransportKind::kAuto);
     ASSERT_TRUE(mount.ok()) << mount.status();
     EXPECT_EQ((*mount)->session().transport_kind(), expected);
+    // The choice is explained: which transport, and why.
+    EXPECT_NE((*mount)->session().transport_choice().find(
+                  "over the " + std::string(TransportName(expected)) + " transport ("),
+              std::string::npos)
+        << (*mount)->session().transport_choice();
+    EXPECT_NE((*mount)->session().transport_choice().find("FUSE-over-io_uring"), std::string::npos)
+        << (*mount)->session().transport_choice();
     struct stat st;
     EXPECT_EQ(::stat((*mount)->root().c_str(), &st), 0);
   }
