@@ -51,10 +51,9 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
     case TransportKind::kThreads: return std::make_unique<ThreadsTransport>(context);
     case TransportKind::kUring: return std::make_unique<UringTransport>(context);
     case TransportKind::kUringCmd: return std::make_unique<UringCmdTransport>(context);
-    default:
-      return absl::UnimplementedError(
-          absl::StrFormat("the %s transport is not available yet", TransportName(kind)));
+    case TransportKind::kAuto: break;
   }
+  return absl::InvalidArgumentError("MakeTransport needs a resolved kind, not auto");
 }
 
 }  // namespace ringfuse

@@ -57,6 +57,7 @@ class Transport {
   virtual std::string Describe() const = 0;
 };
 
+// `kind` must be resolved (not kAuto): the session decides after INIT.
 absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
                                                          const TransportContext& context);
 
