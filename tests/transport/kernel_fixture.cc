@@ -91,7 +91,16 @@ absl::StatusOr<std::unique_ptr<ServedMount>> ServedMount::Start(Handler& handler
     return session.status();
   }
   mount->session_ = std::move(*session);
+  mount->watchdog_ = std::thread(&ServedMount::Watch, mount.get());
   return mount;
+}
+
+void ServedMount::Watch() {
+  std::unique_lock lock(watchdog_mutex_);
+  if (watchdog_wake_.wait_for(lock, kWatchdogBound, [this] { return ending_; })) return;
+  ADD_FAILURE() << "the mount outlived " << kWatchdogBound.count()
+                << " s: aborting its connection so that nothing hangs";
+  (void)AbortConnection(session_->mount().connection_id());
 }
 
 long ServedMount::StopAndJoin() {
@@ -120,6 +129,14 @@ bool WaitsForEnd(Session& session, std::chrono::milliseconds bound) {
 }
 
 ServedMount::~ServedMount() {
+  if (watchdog_.joinable()) {
+    {
+      std::lock_guard lock(watchdog_mutex_);
+      ending_ = true;
+    }
+    watchdog_wake_.notify_all();
+    watchdog_.join();
+  }
   if (session_) {
     if (StopAndJoin() < 0) {
       ADD_FAILURE() << "the session did not stop within " << kStopBound.count() << " s";

@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
@@ -36,9 +39,13 @@ class UringEnabled {
 // One mounted filesystem served by a Session over one transport, in a fresh temporary
 // directory. The destructor stops the session, waits at most kStopBound for every thread,
 // aborts the connection if that bound passes (and reports the failure), and removes the directory.
+// A watchdog aborts the connection if the mount outlives kWatchdogBound, so that a client call
+// that would hang fails instead, well before ctest's timeout would kill the process and leave a
+// dead mount behind.
 class ServedMount {
  public:
   static constexpr std::chrono::seconds kStopBound{5};
+  static constexpr std::chrono::seconds kWatchdogBound{40};
 
   static absl::StatusOr<std::unique_ptr<ServedMount>> Start(Handler& handler,
                                                             TransportKind transport,
@@ -55,9 +62,15 @@ class ServedMount {
  private:
   ServedMount() = default;
 
+  void Watch();
+
   std::string root_;
   std::unique_ptr<Session> session_;
   bool joined_ = false;
+  std::mutex watchdog_mutex_;
+  std::condition_variable watchdog_wake_;
+  bool ending_ = false;
+  std::thread watchdog_;
 };
 
 // Waits for the session to end by itself (unmounted or aborted from outside), at most `bound`.
