@@ -1,0 +1,54 @@
+// ringfused's command line, parsed into what the daemon needs, with errors a user can act on.
+//
+//   ringfused SOURCE MOUNTPOINT [options]              passthrough of SOURCE, read-write
+//   ringfused --revisions REPO MOUNTPOINT [options]    one revision of REPO, read-only
+//
+// Options follow the FUSE conventions: -o a,b=c,... (repeatable), -f, -d, -h/--help, plus
+// --transport=auto|threads|uring|uring-cmd, --queue-depth=N and --threads=N.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "protocol/reply.h"
+#include "transport/transport.h"
+
+namespace ringfuse::daemon {
+
+enum class Mode { kPassthrough, kRevisions };
+
+struct DaemonOptions {
+  Mode mode = Mode::kPassthrough;
+  std::string source;  // SOURCE directory, or REPO of revision directories
+  std::string mountpoint;
+
+  // -o options.
+  Timeout entry_timeout{1, 0};
+  Timeout attr_timeout{1, 0};
+  Timeout negative_timeout{0, 0};
+  bool cache = true;  // cache=off: no page cache (direct I/O), zero timeouts
+  bool writeback_cache = false;
+  bool keep_cache = false;
+  bool allow_other = false;
+  bool default_permissions = false;
+  bool read_only = false;    // always true in revisions mode
+  bool passthrough = false;  // kernel passthrough (FUSE_DEV_IOC_BACKING_OPEN)
+
+  TransportKind transport = TransportKind::kAuto;
+  int queue_depth = 0;      // 0: the transport's default
+  int threads = 0;          // 0: one per online CPU
+  bool foreground = false;  // -f
+  bool debug = false;       // -d: every request and reply on one line; implies -f
+  bool help = false;        // -h, --help: print Usage() and exit 0
+};
+
+// `args` excludes the program name.
+absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> args);
+
+std::string Usage(std::string_view program);
+
+}  // namespace ringfuse::daemon
