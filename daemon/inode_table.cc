@@ -1,0 +1,88 @@
+#include "daemon/inode_table.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "transport/errno_status.h"
+
+namespace ringfuse::daemon {
+
+bool IsPlainName(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
+}
+
+InodeTable::InodeTable(UniqueFd root) {
+  struct stat st {};
+  ::fstat(root.get(), &st);
+  auto inode = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
+  absl::MutexLock lock(&mutex_);
+  by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
+  // The root is never forgotten: one lookup that no FORGET takes away.
+  by_nodeid_[kRootNodeId] = Entry{std::move(inode), 1};
+}
+
+absl::StatusOr<Found> InodeTable::Lookup(uint64_t parent, std::string_view name) {
+  if (!IsPlainName(name)) {
+    return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not a plain name", name));
+  }
+  const std::shared_ptr<const Inode> directory = Get(parent);
+  if (directory == nullptr) return absl::NotFoundError("unknown parent node");
+  const std::string name_string(name);
+  UniqueFd path(
+      ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!path.valid()) return ErrnoStatus(errno, "openat " + name_string);
+  Found found{};
+  if (::fstat(path.get(), &found.attr) != 0) return ErrnoStatus(errno, "fstat " + name_string);
+
+  absl::MutexLock lock(&mutex_);
+  const std::pair<dev_t, ino_t> key{found.attr.st_dev, found.attr.st_ino};
+  if (auto known = by_backing_.find(key); known != by_backing_.end()) {
+    Entry& entry = by_nodeid_[known->second];
+    ++entry.lookups;
+    found.inode = entry.inode;
+    return found;  // the new O_PATH fd closes: the node keeps its first one
+  }
+  const uint64_t nodeid = next_nodeid_++;
+  auto inode = std::make_shared<Inode>(Inode{nodeid, key.first, key.second, std::move(path)});
+  by_backing_[key] = nodeid;
+  by_nodeid_[nodeid] = Entry{inode, 1};
+  found.inode = std::move(inode);
+  return found;
+}
+
+void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
+  if (nodeid == kRootNodeId) return;
+  absl::MutexLock lock(&mutex_);
+  auto entry = by_nodeid_.find(nodeid);
+  if (entry == by_nodeid_.end()) return;
+  if (entry->second.lookups > count) {
+    entry->second.lookups -= count;
+    return;
+  }
+  // Requests in flight may still hold the inode; its fd closes when the last one lets go.
+  by_backing_.erase({entry->second.inode->dev, entry->second.inode->ino});
+  by_nodeid_.erase(entry);
+}
+
+std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) const {
+  absl::MutexLock lock(&mutex_);
+  auto entry = by_nodeid_.find(nodeid);
+  return entry == by_nodeid_.end() ? nullptr : entry->second.inode;
+}
+
+size_t InodeTable::size() const {
+  absl::MutexLock lock(&mutex_);
+  return by_nodeid_.size();
+}
+
+uint64_t InodeTable::LookupCount(uint64_t nodeid) const {
+  absl::MutexLock lock(&mutex_);
+  auto entry = by_nodeid_.find(nodeid);
+  return entry == by_nodeid_.end() ? 0 : entry->second.lookups;
+}
+
+}  // namespace ringfuse::daemon
