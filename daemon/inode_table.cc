@@ -5,9 +5,6 @@
 #include <cerrno>
 #include <string>
 
-#include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
-
 namespace ringfuse::daemon {
 
 bool IsPlainName(std::string_view name) {
@@ -25,18 +22,14 @@ InodeTable::InodeTable(UniqueFd root) {
   by_nodeid_[kRootNodeId] = Entry{std::move(inode), 1};
 }
 
-absl::StatusOr<Found> InodeTable::Lookup(uint64_t parent, std::string_view name) {
-  if (!IsPlainName(name)) {
-    return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not a plain name", name));
-  }
+int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
+  if (!IsPlainName(name)) return EINVAL;
   const std::shared_ptr<const Inode> directory = Get(parent);
-  if (directory == nullptr) return absl::NotFoundError("unknown parent node");
+  if (directory == nullptr) return ESTALE;
   const std::string name_string(name);
   UniqueFd path(
       ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  if (!path.valid()) return ErrnoStatus(errno, "openat " + name_string);
-  Found found{};
-  if (::fstat(path.get(), &found.attr) != 0) return ErrnoStatus(errno, "fstat " + name_string);
+  if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
 
   absl::MutexLock lock(&mutex_);
   const std::pair<dev_t, ino_t> key{found.attr.st_dev, found.attr.st_ino};
@@ -44,14 +37,14 @@ absl::StatusOr<Found> InodeTable::Lookup(uint64_t parent, std::string_view name)
     Entry& entry = by_nodeid_[known->second];
     ++entry.lookups;
     found.inode = entry.inode;
-    return found;  // the new O_PATH fd closes: the node keeps its first one
+    return 0;  // the new O_PATH fd closes: the node keeps its first one
   }
   const uint64_t nodeid = next_nodeid_++;
   auto inode = std::make_shared<Inode>(Inode{nodeid, key.first, key.second, std::move(path)});
   by_backing_[key] = nodeid;
   by_nodeid_[nodeid] = Entry{inode, 1};
   found.inode = std::move(inode);
-  return found;
+  return 0;
 }
 
 void InodeTable::Forget(uint64_t nodeid, uint64_t count) {

@@ -16,7 +16,6 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "transport/fd.h"
 
@@ -42,8 +41,9 @@ class InodeTable {
   explicit InodeTable(UniqueFd root);
 
   // The entry `name` in directory `parent`, counted as one kernel lookup: an existing node if
-  // the backing inode already has one, a new node id otherwise.
-  absl::StatusOr<Found> Lookup(uint64_t parent, std::string_view name);
+  // the backing inode already has one, a new node id otherwise. Returns 0 or the errno to
+  // answer (EINVAL for a name that is not plain, ESTALE for a forgotten parent).
+  int Lookup(uint64_t parent, std::string_view name, Found& found);
   // The kernel forgets `count` lookups; the node is dropped when none remain (never the root).
   void Forget(uint64_t nodeid, uint64_t count);
   // The node, or null when the kernel has forgotten it (or never had it).
