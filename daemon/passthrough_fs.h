@@ -1,6 +1,6 @@
 // The passthrough filesystem: SOURCE served through the mount. This first slice serves the
-// read-only core (lookup, forget, getattr, readlink, open, read, release, statfs); the rest of
-// the operation set follows.
+// read-only core (lookup, forget, getattr, readlink, open, read, release, statfs, and listing
+// directories with readdir and readdirplus); the rest of the operation set follows.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +25,19 @@ class PassthroughFs : public Handler {
   void Read(const RequestContext& context, const op::Read& args, DataReply reply) override;
   void Release(const RequestContext& context, const op::Release& args, EmptyReply reply) override;
   void Statfs(const RequestContext& context, const op::Statfs& args, StatfsReply reply) override;
+  void Opendir(const RequestContext& context, const op::Opendir& args, OpenReply reply) override;
+  void Readdir(const RequestContext& context, const op::Readdir& args, DataReply reply) override;
+  void Readdirplus(const RequestContext& context, const op::Readdirplus& args,
+                   DataReply reply) override;
+  void Releasedir(const RequestContext& context, const op::Releasedir& args,
+                  EmptyReply reply) override;
 
   const InodeTable& inodes() const { return inodes_; }
 
  private:
+  void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
+            DataReply reply);
+
   InodeTable inodes_;
   const DaemonOptions options_;
 };

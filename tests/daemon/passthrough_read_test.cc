@@ -1,5 +1,6 @@
 // The passthrough daemon's read-only core through a real mount, over every transport: what a
 // client sees is what SOURCE holds.
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 
 #include "daemon/passthrough_fs.h"
@@ -75,6 +77,27 @@ TEST_P(PassthroughRead, StatfsIsTheSourcesFilesystem) {
   ASSERT_EQ(::statvfs(mount_->root().c_str(), &through_mount), 0) << std::strerror(errno);
   ASSERT_EQ(::statvfs(source_.c_str(), &in_source), 0);
   EXPECT_EQ(through_mount.f_blocks, in_source.f_blocks);
+}
+
+TEST_P(PassthroughRead, ListsEveryEntryOfALargeDirectory) {
+  std::set<std::string> expected = {".", ".."};
+  for (int i = 0; i < 500; ++i) {
+    const std::string name = "entry-" + std::to_string(i);
+    std::ofstream(source_ + "/sub/" + name) << i;
+    expected.insert(name);
+  }
+  expected.insert("link");
+  DIR* dir = ::opendir(mount_->Path("sub").c_str());
+  ASSERT_NE(dir, nullptr) << std::strerror(errno);
+  std::multiset<std::string> listed;
+  while (dirent* entry = ::readdir(dir)) listed.insert(entry->d_name);
+  ::closedir(dir);
+  EXPECT_EQ(std::set<std::string>(listed.begin(), listed.end()), expected);
+  EXPECT_EQ(listed.size(), expected.size()) << "an entry was listed twice";
+  std::ifstream file(mount_->Path("sub/entry-321"));
+  std::string text;
+  file >> text;
+  EXPECT_EQ(text, "321");
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, PassthroughRead, ringfuse::testing::kEveryTransport,
