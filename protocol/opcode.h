@@ -83,6 +83,9 @@ struct OpcodeInfo {
   Tail tail;
   bool replies;          // false: the kernel expects no answer (FORGET, INTERRUPT, ...)
   uint32_t since_minor;  // first protocol minor that has the opcode
+  // The kernel sends an empty first argument ahead of the fixed struct (fuse_set_zero_arg0), so
+  // FUSE-over-io_uring leaves op_in untouched and puts the struct at the start of the payload.
+  bool fixed_in_ring_payload = false;
 };
 
 // The row for a wire opcode, or nothing for a number that is not a FUSE opcode.

@@ -13,13 +13,6 @@ size_t FixedSize(const OpcodeInfo& info, const ParseContext& context) {
   return info.fixed_size;
 }
 
-// The kernel sends these with an empty first argument (fuse_set_zero_arg0) ahead of their
-// fixed struct, so FUSE-over-io_uring leaves op_in untouched and puts the struct at the start
-// of the payload. On /dev/fuse the empty argument adds no bytes and nothing differs.
-bool FixedStructTravelsInPayload(Opcode opcode) {
-  return opcode == Opcode::kNotifyReply || opcode == Opcode::kRemoveMapping;
-}
-
 // Reads one request's arguments from its fixed struct and its tail. The first failure is kept;
 // every accessor returns nothing after it, so a per-opcode parse is a straight line of reads.
 class ArgumentParser {
@@ -321,7 +314,7 @@ ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes pay
   const std::optional<abi::InHeader> header = Reader(in_out).Read<abi::InHeader>();
   if (!header) return ParseError{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
   const std::optional<OpcodeInfo> info = LookupOpcode(header->opcode);
-  if (info && FixedStructTravelsInPayload(info->opcode)) {
+  if (info && info->fixed_in_ring_payload) {
     const size_t split = std::min(payload.size(), FixedSize(*info, context));
     return ParseParts(*header, payload.first(split), payload.subspan(split), context);
   }

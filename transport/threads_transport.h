@@ -25,7 +25,6 @@ class ThreadsTransport : public Transport {
   // about (unmount, then abort).
   void Stop() override { stopping_.store(true, std::memory_order_relaxed); }
   void Join() override { threads_.Join(); }
-  bool Finished() const override { return threads_.Finished(); }
   std::string Describe() const override;
 
  private:

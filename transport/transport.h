@@ -51,8 +51,6 @@ class Transport {
   virtual void Stop() = 0;
   // Waits until every worker has finished (the connection ended or Stop was called).
   virtual void Join() = 0;
-  // True once every worker has finished.
-  virtual bool Finished() const = 0;
   // Human-readable memory cost, e.g. "2 queues x 8 entries x 1.0 MiB payload".
   virtual std::string Describe() const = 0;
 };

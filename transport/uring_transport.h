@@ -26,7 +26,6 @@ class UringTransport : public Transport {
   absl::Status Start() override;
   void Stop() override;
   void Join() override { threads_.Join(); }
-  bool Finished() const override { return threads_.Finished(); }
   std::string Describe() const override;
 
  private:

@@ -2,7 +2,6 @@
 // by the thread that submits to them), reports, then runs until its loop ends.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <future>
 #include <thread>
@@ -22,7 +21,6 @@ class WorkerThreads {
   absl::Status Start(size_t count, const std::function<absl::Status(size_t)>& setup,
                      const std::function<void(size_t)>& run) {
     std::vector<std::future<absl::Status>> ready;
-    running_.store(count, std::memory_order_release);
     for (size_t i = 0; i < count; ++i) {
       std::promise<absl::Status> promise;
       ready.push_back(promise.get_future());
@@ -31,7 +29,6 @@ class WorkerThreads {
         const bool ok = status.ok();
         p.set_value(std::move(status));
         if (ok) run(i);
-        running_.fetch_sub(1, std::memory_order_acq_rel);
       });
     }
     absl::Status first_error;
@@ -48,11 +45,8 @@ class WorkerThreads {
     }
   }
 
-  bool Finished() const { return running_.load(std::memory_order_acquire) == 0; }
-
  private:
   std::vector<std::thread> threads_;
-  std::atomic<size_t> running_{0};
 };
 
 }  // namespace ringfuse
