@@ -93,8 +93,9 @@ class LateReplyFs : public Handler {
       pending_.pop_front();
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::microseconds(200));
-      answer();
+      // Counted before answering: the client may see the answer before this thread runs on.
       ++answered_;
+      answer();
       lock.lock();
     }
   }
