@@ -1,0 +1,42 @@
+#include "daemon/session_options.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+namespace flag = abi::init_flag;
+
+// Flags asked for in every mode on top of the library's defaults. Locks are served by the
+// backing files' own locks; DONT_MASK because the backing mkdirat/openat apply the umask the
+// kernel sends with the request instead.
+constexpr uint64_t kPassthroughFlags = flag::kPosixLocks | flag::kFlockLocks | flag::kDontMask |
+                                       flag::kCreateSuppGroup | flag::kHandleKillprivV2 |
+                                       flag::kAutoInvalData;
+
+// A revisioned tree never changes under a node id, so symlink targets may stay cached.
+constexpr uint64_t kRevisionFlags = flag::kCacheSymlinks;
+
+}  // namespace
+
+SessionOptions MakeSessionOptions(const DaemonOptions& options) {
+  SessionOptions session;
+  session.mount.mountpoint = options.mountpoint;
+  session.mount.fsname = options.source;
+  session.mount.subtype = "ringfused";
+  session.mount.allow_other = options.allow_other;
+  session.mount.default_permissions = options.default_permissions;
+  session.mount.read_only = options.read_only || options.mode == Mode::kRevisions;
+  session.transport = options.transport;
+  session.transport_options.queue_depth = options.queue_depth;
+  session.transport_options.workers = options.threads;
+
+  uint64_t& wishes = session.init.flags;
+  wishes |= options.mode == Mode::kRevisions ? kRevisionFlags : kPassthroughFlags;
+  if (options.writeback_cache) wishes |= flag::kWritebackCache;
+  if (options.passthrough) {
+    wishes |= flag::kPassthrough;
+    session.init.required_flags |= flag::kPassthrough;
+  }
+  return session;
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,11 @@
+// What ringfused asks of the library for a set of daemon options: the mount and what INIT wishes.
+#pragma once
+
+#include "daemon/options.h"
+#include "transport/session.h"
+
+namespace ringfuse::daemon {
+
+SessionOptions MakeSessionOptions(const DaemonOptions& options);
+
+}  // namespace ringfuse::daemon
