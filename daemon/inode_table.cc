@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -24,7 +25,7 @@ InodeTable::InodeTable(UniqueFd root) {
 
 int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
   if (!IsPlainName(name)) return EINVAL;
-  const std::shared_ptr<const Inode> directory = Get(parent);
+  const std::shared_ptr<const Inode> directory = Begin(parent, name);
   if (directory == nullptr) return ESTALE;
   const std::string name_string(name);
   UniqueFd path(
@@ -59,6 +60,45 @@ void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
   // Requests in flight may still hold the inode; its fd closes when the last one lets go.
   by_backing_.erase({entry->second.inode->dev, entry->second.inode->ino});
   by_nodeid_.erase(entry);
+}
+
+// Counts the lookup and notes its name before resolving it, under the same lock as the root's
+// switch: a lookup either is reported by ReplaceRoot or sees the new root.
+std::shared_ptr<const Inode> InodeTable::Begin(uint64_t parent, std::string_view name) {
+  absl::MutexLock lock(&mutex_);
+  ++lookups_served_;
+  if (tracking_entries_) entries_.emplace(parent, std::string(name));
+  auto entry = by_nodeid_.find(parent);
+  return entry == by_nodeid_.end() ? nullptr : entry->second.inode;
+}
+
+void InodeTable::TrackEntries() {
+  absl::MutexLock lock(&mutex_);
+  tracking_entries_ = true;
+}
+
+KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
+  struct stat st {};
+  ::fstat(root.get(), &st);
+  auto inode = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
+  KernelCache cache;
+  absl::MutexLock lock(&mutex_);
+  Entry& root_entry = by_nodeid_[kRootNodeId];
+  by_backing_.erase({root_entry.inode->dev, root_entry.inode->ino});
+  by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
+  root_entry.inode = std::move(inode);
+  cache.entries.assign(entries_.begin(), entries_.end());
+  entries_.clear();
+  std::sort(cache.entries.begin(), cache.entries.end());
+  cache.nodeids.reserve(by_nodeid_.size());
+  for (const auto& [nodeid, entry] : by_nodeid_) cache.nodeids.push_back(nodeid);
+  std::sort(cache.nodeids.begin(), cache.nodeids.end());
+  return cache;
+}
+
+uint64_t InodeTable::lookups_served() const {
+  absl::MutexLock lock(&mutex_);
+  return lookups_served_;
 }
 
 std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) const {

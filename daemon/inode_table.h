@@ -12,10 +12,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "transport/fd.h"
 
@@ -31,6 +34,13 @@ struct Inode {
 struct Found {
   std::shared_ptr<const Inode> inode;
   struct stat attr;
+};
+
+// What the kernel may hold from this table: every name it looked up (a dentry, possibly negative)
+// and every node it has not forgotten. Entries first by parent, as INVAL_ENTRY takes them.
+struct KernelCache {
+  std::vector<std::pair<uint64_t, std::string>> entries;
+  std::vector<uint64_t> nodeids;
 };
 
 class InodeTable {
@@ -49,6 +59,17 @@ class InodeTable {
   // The node, or null when the kernel has forgotten it (or never had it).
   std::shared_ptr<const Inode> Get(uint64_t nodeid) const;
 
+  // Remember every (parent, name) looked up from now on, found or not, so that ReplaceRoot can
+  // say which dentries the kernel may hold. Off by default: it costs a set insert per lookup.
+  void TrackEntries();
+  // Serves `root` (an O_PATH directory fd) as node 1 from now on, and returns what the kernel
+  // may have cached before, forgetting the tracked names: the caller invalidates them next.
+  // A lookup that started before this call either is in the returned names or resolves under
+  // the new root, never an unreported old one: that is what makes switch-then-invalidate safe.
+  KernelCache ReplaceRoot(UniqueFd root);
+  // Lookups served so far, counting those made for READDIRPLUS.
+  uint64_t lookups_served() const;
+
   size_t size() const;
   uint64_t LookupCount(uint64_t nodeid) const;
 
@@ -58,10 +79,15 @@ class InodeTable {
     uint64_t lookups = 0;
   };
 
+  std::shared_ptr<const Inode> Begin(uint64_t parent, std::string_view name);
+
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<uint64_t, Entry> by_nodeid_ ABSL_GUARDED_BY(mutex_);
   std::map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
+  bool tracking_entries_ ABSL_GUARDED_BY(mutex_) = false;
+  absl::flat_hash_set<std::pair<uint64_t, std::string>> entries_ ABSL_GUARDED_BY(mutex_);
+  uint64_t lookups_served_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 // Whether `name` is a single path component the daemon may open under a directory fd.

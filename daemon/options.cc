@@ -1,5 +1,6 @@
 #include "daemon/options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -109,6 +110,12 @@ bool IsLong(std::string_view arg, std::string_view name) {
 absl::Status ApplyLongOption(std::span<const std::string_view> args, size_t& i,
                              DaemonOptions& options) {
   const std::string_view arg = args[i];
+  if (IsLong(arg, "--revision")) {
+    absl::StatusOr<std::string_view> value = LongValue(args, i, "--revision");
+    if (!value.ok()) return value.status();
+    options.revision = std::string(*value);
+    return absl::OkStatus();
+  }
   if (IsLong(arg, "--transport")) {
     absl::StatusOr<std::string_view> value = LongValue(args, i, "--transport");
     if (!value.ok()) return value.status();
@@ -147,6 +154,10 @@ absl::Status CheckPositionals(const std::vector<std::string_view>& positionals,
 
 absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> args) {
   DaemonOptions options;
+  // Mode defaults first, so that -o anywhere on the line overrides them.
+  if (std::find(args.begin(), args.end(), "--revisions") != args.end()) {
+    options.entry_timeout = options.attr_timeout = options.negative_timeout = kRevisionsTimeout;
+  }
   std::vector<std::string_view> positionals;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
@@ -176,6 +187,9 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
   if (options.help) return options;
   if (absl::Status status = CheckPositionals(positionals, options); !status.ok()) return status;
   if (options.mode == Mode::kRevisions) options.read_only = true;
+  if (!options.revision.empty() && options.mode != Mode::kRevisions) {
+    return Bad("--revision is for --revisions mode");
+  }
   if (!options.cache) {
     options.entry_timeout = options.attr_timeout = options.negative_timeout = Timeout{};
   }
@@ -187,9 +201,10 @@ std::string Usage(std::string_view program) {
       "usage: %1$s SOURCE MOUNTPOINT [options]            serve SOURCE (read-write)\n"
       "       %1$s --revisions REPO MOUNTPOINT [options]  serve a revision of REPO (read-only)\n"
       "\n"
-      "  -o entry_timeout=S     seconds the kernel caches names (default 1)\n"
-      "  -o attr_timeout=S      seconds the kernel caches attributes (default 1)\n"
-      "  -o negative_timeout=S  seconds the kernel caches missing names (default 0)\n"
+      "  -o entry_timeout=S     seconds the kernel caches names (default 1; revisions 86400)\n"
+      "  -o attr_timeout=S      seconds the kernel caches attributes (default 1; revisions 86400)\n"
+      "  -o negative_timeout=S  seconds the kernel caches missing names (default 0; revisions\n"
+      "                         86400)\n"
       "  -o cache=on|off        off: no page cache, every timeout 0\n"
       "  -o writeback_cache     let the kernel buffer writes\n"
       "  -o keep_cache          keep cached pages across opens\n"
@@ -197,6 +212,7 @@ std::string Usage(std::string_view program) {
       "  -o default_permissions let the kernel check permissions\n"
       "  -o ro                  read-only\n"
       "  -o passthrough         reads and writes bypass the daemon (kernel passthrough)\n"
+      "  --revision=NAME        with --revisions: serve NAME first (default: the newest)\n"
       "  --transport=KIND       auto (default), threads, uring or uring-cmd\n"
       "  --queue-depth=N        entries per io_uring queue\n"
       "  --threads=N            worker threads (threads and uring transports)\n"

@@ -4,7 +4,9 @@
 //   ringfused --revisions REPO MOUNTPOINT [options]    one revision of REPO, read-only
 //
 // Options follow the FUSE conventions: -o a,b=c,... (repeatable), -f, -d, -h/--help, plus
-// --transport=auto|threads|uring|uring-cmd, --queue-depth=N and --threads=N.
+// --transport=auto|threads|uring|uring-cmd, --queue-depth=N, --threads=N and, with --revisions,
+// --revision=NAME. Revisions mode caches names, attributes and missing names for a day unless
+// told otherwise, as revisioned deployments run: a publish invalidates, not a timeout.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,8 @@
 namespace ringfuse::daemon {
 
 enum class Mode { kPassthrough, kRevisions };
+
+inline constexpr Timeout kRevisionsTimeout{86400, 0};
 
 struct DaemonOptions {
   Mode mode = Mode::kPassthrough;
@@ -37,6 +41,8 @@ struct DaemonOptions {
   bool default_permissions = false;
   bool read_only = false;    // always true in revisions mode
   bool passthrough = false;  // kernel passthrough (FUSE_DEV_IOC_BACKING_OPEN)
+
+  std::string revision;  // --revision: the revision served first; empty: the newest in REPO
 
   TransportKind transport = TransportKind::kAuto;
   int queue_depth = 0;      // 0: the transport's default

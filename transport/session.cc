@@ -96,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& op
   if (!mount.ok()) return mount.status();
   std::unique_ptr<Session> session(
       new Session(std::move(*mount), handler, WishesFor(options.transport, options.init)));
+  session->dispatcher_.set_observer(options.observer);
   if (absl::Status status = session->ServeInit(options.init_timeout); !status.ok()) {
     if (options.transport == TransportKind::kUringCmd) {
       return absl::Status(status.code(), absl::StrCat(status.message(), kEnableUringHint));

@@ -25,6 +25,8 @@ struct SessionOptions {
   TransportOptions transport_options;
   InitWishes init;
   absl::Duration init_timeout = absl::Seconds(10);  // for the kernel's INIT after mount()
+  // Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
+  RequestObserver* observer = nullptr;
 };
 
 class Session {

@@ -1,0 +1,73 @@
+#include "daemon/control_commands.h"
+
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+bool IsWord(std::string_view text) {
+  if (text.empty()) return false;
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
+  }
+  return true;
+}
+
+std::string Error(std::string_view message) { return "error " + std::string(message); }
+
+std::string AnswerPublish(std::string_view revision, std::string_view method_name,
+                          Publisher& publisher) {
+  if (!IsWord(revision)) return Error("revision names must be single words");
+  const std::optional<InvalidationMethod> method = ParseInvalidationMethod(method_name);
+  if (!method) {
+    return Error(absl::StrFormat(
+        "unknown invalidation \"%s\": epoch, entries, entries-batched or none", method_name));
+  }
+  absl::StatusOr<PublishReport> report = publisher.Publish(revision, *method);
+  if (!report.ok()) return Error(std::string(report.status().message()));
+  const InvalidationReport& done = report->invalidation;
+  return absl::StrFormat(
+      "ok revision=%s method=%s switch_us=%.1f invalidate_us=%.1f entries=%u inodes=%u "
+      "messages=%u not_cached=%u",
+      report->revision, InvalidationMethodName(report->method),
+      absl::ToDoubleMicroseconds(report->switch_time), absl::ToDoubleMicroseconds(done.elapsed),
+      done.entries, done.inodes, done.messages, done.not_cached);
+}
+
+}  // namespace
+
+std::string AnswerControl(std::string_view request, Publisher& publisher, const InodeTable& table) {
+  const std::vector<std::string> words =
+      absl::StrSplit(absl::string_view(request.data(), request.size()), ' ', absl::SkipEmpty());
+  if (words.size() == 3 && words[0] == "publish") {
+    return AnswerPublish(words[1], words[2], publisher);
+  }
+  if (words.size() == 1 && words[0] == "status") {
+    return absl::StrFormat("ok revision=%s nodes=%u lookups=%u", publisher.current(), table.size(),
+                           table.lookups_served());
+  }
+  return Error(
+      absl::StrFormat("unknown request \"%s\": publish REV METHOD, or status",
+                      absl::CHexEscape(absl::string_view(request.data(), request.size()))));
+}
+
+absl::StatusOr<ControlFields> ParseControlReply(std::string_view reply) {
+  absl::string_view line(reply.data(), reply.size());
+  if (absl::ConsumePrefix(&line, "error ")) return absl::FailedPreconditionError(line);
+  if (!absl::ConsumePrefix(&line, "ok")) {
+    return absl::DataLossError(absl::StrCat("unexpected reply from ringfused: ", line));
+  }
+  ControlFields fields;
+  for (absl::string_view field : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+    const std::pair<std::string, std::string> pair = absl::StrSplit(field, absl::MaxSplits('=', 1));
+    fields.insert(pair);
+  }
+  return fields;
+}
+
+}  // namespace ringfuse::daemon

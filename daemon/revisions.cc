@@ -1,0 +1,120 @@
+#include "daemon/revisions.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "transport/errno_status.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+// Version order: digit runs compare as numbers, so r9 < r10 and 2026.2 < 2026.10.
+bool VersionLess(std::string_view a, std::string_view b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) &&
+        std::isdigit(static_cast<unsigned char>(b[j]))) {
+      const size_t a_end = a.find_first_not_of("0123456789", i);
+      const size_t b_end = b.find_first_not_of("0123456789", j);
+      std::string_view a_run = a.substr(i, a_end - i), b_run = b.substr(j, b_end - j);
+      a_run.remove_prefix(std::min(a_run.find_first_not_of('0'), a_run.size()));
+      b_run.remove_prefix(std::min(b_run.find_first_not_of('0'), b_run.size()));
+      if (a_run.size() != b_run.size()) return a_run.size() < b_run.size();
+      if (a_run != b_run) return a_run < b_run;
+      i = std::min(a_end, a.size());
+      j = std::min(b_end, b.size());
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+// Some filesystems leave d_type unknown; then the entry itself says.
+bool IsDirectory(int dir_fd, const dirent& entry) {
+  if (entry.d_type != DT_UNKNOWN) return entry.d_type == DT_DIR;
+  struct stat st;
+  return ::fstatat(dir_fd, entry.d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+absl::StatusOr<RevisionRepo> RevisionRepo::Open(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) {
+    return ErrnoStatus(errno, absl::StrFormat("revision repository %s", path));
+  }
+  return RevisionRepo(path, std::move(fd));
+}
+
+absl::StatusOr<UniqueFd> RevisionRepo::OpenRevision(std::string_view name) const {
+  if (!IsPlainName(name)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("\"%s\" is not a revision name: one directory name in %s", name, path_));
+  }
+  const std::string name_string(name);
+  UniqueFd fd(
+      ::openat(fd_.get(), name_string.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    const int error = errno;
+    if (error == ENOENT || error == ENOTDIR || error == ELOOP) {
+      return absl::NotFoundError(absl::StrFormat(
+          "no revision \"%s\" in %s (each revision is a directory there)", name, path_));
+    }
+    return ErrnoStatus(error, absl::StrFormat("revision %s in %s", name, path_));
+  }
+  return fd;
+}
+
+absl::StatusOr<std::string> RevisionRepo::Newest() const {
+  UniqueFd listing(::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  DIR* dir = listing.valid() ? ::fdopendir(listing.get()) : nullptr;
+  if (dir == nullptr) return ErrnoStatus(errno, absl::StrFormat("listing %s", path_));
+  listing.release();
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (IsPlainName(entry->d_name) && IsDirectory(::dirfd(dir), *entry)) {
+      names.emplace_back(entry->d_name);
+    }
+  }
+  ::closedir(dir);
+  if (names.empty()) {
+    return absl::NotFoundError(
+        absl::StrFormat("%s holds no revision: make one directory per revision there", path_));
+  }
+  return *std::max_element(names.begin(), names.end(), VersionLess);
+}
+
+Publisher::Publisher(RevisionRepo repo, std::string current, InodeTable& table, Notifier& notifier)
+    : repo_(std::move(repo)), table_(table), notifier_(notifier), current_(std::move(current)) {}
+
+absl::StatusOr<PublishReport> Publisher::Publish(std::string_view revision,
+                                                 InvalidationMethod method) {
+  absl::StatusOr<UniqueFd> root = repo_.OpenRevision(revision);
+  if (!root.ok()) return root.status();
+  absl::MutexLock lock(&mutex_);
+  PublishReport report{std::string(revision), method, {}, {}};
+  const absl::Time start = absl::Now();
+  const KernelCache cache = table_.ReplaceRoot(std::move(*root));
+  current_ = std::string(revision);
+  report.switch_time = absl::Now() - start;
+  absl::StatusOr<InvalidationReport> invalidation = Invalidate(notifier_, cache, method);
+  if (!invalidation.ok()) return invalidation.status();
+  report.invalidation = *invalidation;
+  return report;
+}
+
+std::string Publisher::current() const {
+  absl::MutexLock lock(&mutex_);
+  return current_;
+}
+
+}  // namespace ringfuse::daemon
