@@ -37,7 +37,7 @@ struct Found {
 };
 
 // What the kernel may hold from this table: every name it looked up (a dentry, possibly negative)
-// and every node it has not forgotten. Entries first by parent, as INVAL_ENTRY takes them.
+// and every node it has not forgotten, both in ascending order of node id.
 struct KernelCache {
   std::vector<std::pair<uint64_t, std::string>> entries;
   std::vector<uint64_t> nodeids;

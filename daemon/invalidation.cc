@@ -21,22 +21,24 @@ struct Tally {
   }
 };
 
-// Names first: once its dentries are gone no new path walk reaches an old node, so the inode
-// invalidations that follow cannot be undone by a walk that began before.
+// Inodes first, then names, as daemons have done it: a name's invalidation can evict its inode
+// (the kernel forgets a node whose last dentry goes), which would leave nothing for an
+// INVAL_INODE after it. Names deepest first (children have larger node ids than the parents
+// they were looked up in) for the same reason: dropping a directory's dentry drops its children's.
 std::vector<Notification> EncodeAll(const KernelCache& cache, Tally& tally) {
   std::vector<Notification> messages;
   messages.reserve(cache.entries.size() + cache.nodeids.size());
-  for (const auto& [parent, name] : cache.entries) {
-    absl::StatusOr<Notification> entry = EncodeNotifyInvalEntry(parent, name);
-    if (entry.ok()) {
-      messages.push_back(*entry);
-    } else {
-      tally.Count(entry.status());
-    }
-  }
-  // Offset 0, length 0: attributes and every cached page, as daemons have done it.
+  // Offset 0, length 0: attributes and every cached page.
   for (const uint64_t nodeid : cache.nodeids) {
     messages.push_back(EncodeNotifyInvalInode(nodeid, 0, 0));
+  }
+  for (auto entry = cache.entries.rbegin(); entry != cache.entries.rend(); ++entry) {
+    absl::StatusOr<Notification> message = EncodeNotifyInvalEntry(entry->first, entry->second);
+    if (message.ok()) {
+      messages.push_back(*message);
+    } else {
+      tally.Count(message.status());
+    }
   }
   return messages;
 }

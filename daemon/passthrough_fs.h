@@ -33,6 +33,7 @@ class PassthroughFs : public Handler {
                   EmptyReply reply) override;
 
   const InodeTable& inodes() const { return inodes_; }
+  InodeTable& inodes() { return inodes_; }
 
  private:
   void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
