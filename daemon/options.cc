@@ -186,7 +186,10 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
   }
   if (options.help) return options;
   if (absl::Status status = CheckPositionals(positionals, options); !status.ok()) return status;
-  if (options.mode == Mode::kRevisions) options.read_only = true;
+  if (options.mode == Mode::kRevisions) {
+    // A node id's content never changes there, so its pages may outlive every open.
+    options.read_only = options.keep_cache = true;
+  }
   if (!options.revision.empty() && options.mode != Mode::kRevisions) {
     return Bad("--revision is for --revisions mode");
   }
