@@ -1,5 +1,7 @@
 #include "daemon/control_commands.h"
 
+#include <unistd.h>
+
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -48,8 +50,8 @@ std::string AnswerControl(std::string_view request, Publisher& publisher, const 
     return AnswerPublish(words[1], words[2], publisher);
   }
   if (words.size() == 1 && words[0] == "status") {
-    return absl::StrFormat("ok revision=%s nodes=%u lookups=%u", publisher.current(), table.size(),
-                           table.lookups_served());
+    return absl::StrFormat("ok revision=%s nodes=%u lookups=%u pid=%d", publisher.current(),
+                           table.size(), table.lookups_served(), ::getpid());
   }
   return Error(
       absl::StrFormat("unknown request \"%s\": publish REV METHOD, or status",

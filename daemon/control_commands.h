@@ -2,7 +2,7 @@
 //
 //   publish REV METHOD  ->  ok revision=REV method=METHOD switch_us=.. invalidate_us=..
 //                              entries=.. inodes=.. messages=.. not_cached=..
-//   status              ->  ok revision=REV nodes=.. lookups=..
+//   status              ->  ok revision=REV nodes=.. lookups=.. pid=..
 //   anything wrong      ->  error MESSAGE
 //
 // Revision names are single words (no spaces or control characters), so a line splits on spaces.

@@ -70,9 +70,11 @@ int main(int argc, char** argv) {
   if (args.size() == 2 && args[0] == "status") {
     absl::StatusOr<ControlFields> fields = Ask(std::string(args[1]), "status");
     if (!fields.ok()) return Fail(fields.status());
-    std::printf("serving revision %s: %s nodes known to the kernel, %s lookups so far\n",
-                Field(*fields, "revision").c_str(), Field(*fields, "nodes").c_str(),
-                Field(*fields, "lookups").c_str());
+    std::printf(
+        "ringfused (pid %s) serves revision %s: %s nodes known to the kernel, %s lookups "
+        "so far\n",
+        Field(*fields, "pid").c_str(), Field(*fields, "revision").c_str(),
+        Field(*fields, "nodes").c_str(), Field(*fields, "lookups").c_str());
     return 0;
   }
   if ((args.size() == 3 || args.size() == 4) && args[0] == "publish") {
