@@ -1,0 +1,237 @@
+// ringfused and ringfuse-ctl as a user runs them: the command line, going to the background once
+// mounted, publishing through the control socket, -d tracing, and SIGTERM unmounting.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/transport/kernel_fixture.h"
+
+extern char** environ;
+
+namespace ringfuse::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kCommandBound = std::chrono::seconds(20);
+
+struct Outcome {
+  int exit_code = -1;  // -1: killed at the time bound
+  std::string output;  // standard output and error, interleaved
+};
+
+// Runs argv with its output captured; kills it at kCommandBound.
+Outcome RunCommand(const std::vector<std::string>& argv) {
+  int pipe_fds[2];
+  EXPECT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  Outcome outcome;
+  if (spawned != 0) {
+    ::close(pipe_fds[0]);
+    outcome.output = "spawn failed";
+    return outcome;
+  }
+  // The detached daemon keeps no copy of the pipe (its streams go to /dev/null), so end of file
+  // comes when the command itself is done.
+  const auto deadline = Clock::now() + kCommandBound;
+  char buffer[4096];
+  for (;;) {
+    const int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    pollfd readable{pipe_fds[0], POLLIN, 0};
+    if (left <= 0 || ::poll(&readable, 1, left) <= 0) {
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof(buffer));
+    if (n <= 0) break;
+    outcome.output.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+bool IsMounted(const std::string& path) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string device, where;
+  std::string rest;
+  while (mounts >> device >> where && std::getline(mounts, rest)) {
+    if (where == path) return true;
+  }
+  return false;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  return std::string((std::istreambuf_iterator<char>(file)), {});
+}
+
+class RingfusedBinary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir_template[] = "/tmp/ringfused-binary.XXXXXX";
+    ASSERT_NE(::mkdtemp(dir_template), nullptr);
+    dir_ = dir_template;
+    repo_ = dir_ + "/repo";
+    mountpoint_ = dir_ + "/mnt";
+    std::filesystem::create_directories(repo_ + "/r1/sub");
+    std::filesystem::create_directories(repo_ + "/r2/sub");
+    std::filesystem::create_directory(mountpoint_);
+    std::ofstream(repo_ + "/r1/version") << "one\n";
+    std::ofstream(repo_ + "/r2/version") << "two, longer\n";
+    std::ofstream(repo_ + "/r1/sub/same") << "shared\n";
+    std::filesystem::create_hard_link(repo_ + "/r1/sub/same", repo_ + "/r2/sub/same");
+  }
+
+  // Whatever a test leaves, the daemon is stopped and the mount removed before the directory.
+  void TearDown() override {
+    if (daemon_pid_ > 0) ::kill(daemon_pid_, SIGKILL);
+    if (IsMounted(mountpoint_)) ::umount2(mountpoint_.c_str(), MNT_DETACH);
+    std::filesystem::remove_all(dir_);
+  }
+
+  bool WaitUntilUnmounted(std::chrono::milliseconds bound) {
+    const auto deadline = Clock::now() + bound;
+    while (IsMounted(mountpoint_)) {
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+
+  std::string dir_, repo_, mountpoint_;
+  pid_t daemon_pid_ = -1;
+};
+
+TEST_F(RingfusedBinary, HelpAndCommandLineErrors) {
+  const Outcome help = RunCommand({RINGFUSED_BINARY, "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.output, HasSubstr("--revisions REPO MOUNTPOINT"));
+  const Outcome unknown = RunCommand({RINGFUSED_BINARY, "--frobnicate", "/a", "/b"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.output, HasSubstr("unknown option --frobnicate"));
+  const Outcome missing = RunCommand({RINGFUSED_BINARY, dir_ + "/absent", mountpoint_});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.output, HasSubstr(dir_ + "/absent"));
+  const Outcome ctl = RunCommand({RINGFUSE_CTL_BINARY, "publish"});
+  EXPECT_EQ(ctl.exit_code, 2);
+  EXPECT_THAT(ctl.output, HasSubstr("usage: ringfuse-ctl publish MOUNTPOINT REV"));
+}
+
+TEST_F(RingfusedBinary, DetachesOnceMountedThenPublishesAndStopsOnSigterm) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const Outcome started =
+      RunCommand({RINGFUSED_BINARY, "--revisions", repo_, mountpoint_, "--revision=r1"});
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  EXPECT_TRUE(IsMounted(mountpoint_)) << "the command returned before the mount was ready";
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+
+  const Outcome status = RunCommand({RINGFUSE_CTL_BINARY, "status", mountpoint_});
+  ASSERT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_THAT(status.output, HasSubstr("serves revision r1"));
+  std::istringstream(status.output.substr(status.output.find("pid ") + 4)) >> daemon_pid_;
+  ASSERT_GT(daemon_pid_, 0) << status.output;
+
+  const Outcome published =
+      RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r2", "--invalidate=entries"});
+  ASSERT_EQ(published.exit_code, 0) << published.output;
+  EXPECT_THAT(published.output, HasSubstr("published r2: invalidation by entries took"));
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "two, longer\n");
+  EXPECT_EQ(ReadFile(mountpoint_ + "/sub/same"), "shared\n");
+
+  const Outcome epoch = RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r1"});
+  ASSERT_EQ(epoch.exit_code, 0) << epoch.output;
+  EXPECT_THAT(epoch.output, HasSubstr("by epoch took"));
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+
+  const Outcome missing = RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r3"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.output, HasSubstr("no revision \"r3\""));
+  const Outcome bad_method =
+      RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r2", "--invalidate=all"});
+  EXPECT_EQ(bad_method.exit_code, 1);
+  EXPECT_THAT(bad_method.output, HasSubstr("unknown invalidation \"all\""));
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n") << "a refused publish changed the tree";
+
+  ASSERT_EQ(::kill(daemon_pid_, SIGTERM), 0);
+  EXPECT_TRUE(WaitUntilUnmounted(std::chrono::seconds(5)));
+}
+
+TEST_F(RingfusedBinary, ABackgroundStartThatCannotMountSaysWhy) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const Outcome started =
+      RunCommand({RINGFUSED_BINARY, "--revisions", repo_, mountpoint_, "--revision=r9"});
+  EXPECT_EQ(started.exit_code, 1);
+  EXPECT_THAT(started.output, HasSubstr("no revision \"r9\""));
+  EXPECT_FALSE(IsMounted(mountpoint_));
+}
+
+TEST_F(RingfusedBinary, ControlIsRefusedWhereNoDaemonServes) {
+  const Outcome status = RunCommand({RINGFUSE_CTL_BINARY, "status", mountpoint_});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_THAT(status.output, HasSubstr("nothing is mounted on " + mountpoint_));
+}
+
+// -d: each request and its reply on a line of their own, in the foreground; SIGTERM ends it.
+TEST_F(RingfusedBinary, DebugTracesRequestsAndReplies) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string log = dir_ + "/trace";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out, STDERR_FILENO);
+    ::execl(RINGFUSED_BINARY, RINGFUSED_BINARY, "-d", (repo_ + "/r1").c_str(), mountpoint_.c_str(),
+            nullptr);
+    ::_exit(127);
+  }
+  daemon_pid_ = pid;
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (!IsMounted(mountpoint_) && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(IsMounted(mountpoint_)) << ReadFile(log);
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  daemon_pid_ = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_FALSE(IsMounted(mountpoint_));
+  const std::string trace = ReadFile(log);
+  EXPECT_THAT(trace, HasSubstr("INIT unique="));
+  EXPECT_THAT(trace, HasSubstr("LOOKUP unique="));
+  EXPECT_THAT(trace, HasSubstr("name=\"version\""));
+  EXPECT_THAT(trace, HasSubstr("  reply unique="));
+}
+
+}  // namespace
+}  // namespace ringfuse::daemon
