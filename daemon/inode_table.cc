@@ -48,6 +48,18 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
   return 0;
 }
 
+int InodeTable::Adopt(UniqueFd path, Found& found) {
+  if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
+  absl::MutexLock lock(&mutex_);
+  const uint64_t nodeid = next_nodeid_++;
+  auto inode = std::make_shared<Inode>(
+      Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
+  by_backing_[{found.attr.st_dev, found.attr.st_ino}] = nodeid;
+  by_nodeid_[nodeid] = Entry{inode, 1};
+  found.inode = std::move(inode);
+  return 0;
+}
+
 void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
   if (nodeid == kRootNodeId) return;
   absl::MutexLock lock(&mutex_);

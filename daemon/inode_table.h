@@ -56,6 +56,9 @@ class InodeTable {
   int Lookup(uint64_t parent, std::string_view name, Found& found);
   // The kernel forgets `count` lookups; the node is dropped when none remain (never the root).
   void Forget(uint64_t nodeid, uint64_t count);
+  // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
+  // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
+  int Adopt(UniqueFd path, Found& found);
   // The node, or null when the kernel has forgotten it (or never had it).
   std::shared_ptr<const Inode> Get(uint64_t nodeid) const;
 
