@@ -175,6 +175,12 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
   }
   if (options.help) return options;
   if (absl::Status status = CheckPositionals(positionals, options); !status.ok()) return status;
+  if (options.passthrough && options.writeback_cache) {
+    // The kernel refuses FOPEN_PASSTHROUGH on a connection with a writeback cache.
+    return Bad(
+        "-o passthrough and -o writeback_cache cannot be combined: the kernel serves "
+        "passthrough files without its page cache");
+  }
   if (options.mode == Mode::kRevisions) options.read_only = true;
   if (!options.cache) {
     options.entry_timeout = options.attr_timeout = options.negative_timeout = Timeout{};
