@@ -97,6 +97,10 @@ absl::Status Start(Running& running, const DaemonOptions& options) {
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(session_options, *running.fs);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
+  if (options.passthrough) {
+    running.fs->AttachDevice(running.session->dev_fd());
+    if (absl::Status works = running.fs->CheckPassthroughWorks(); !works.ok()) return works;
+  }
   if (options.mode == Mode::kRevisions) return StartControl(running, *served, options);
   return absl::OkStatus();
 }

@@ -186,6 +186,12 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
   }
   if (options.help) return options;
   if (absl::Status status = CheckPositionals(positionals, options); !status.ok()) return status;
+  if (options.passthrough && options.writeback_cache) {
+    // The kernel refuses FOPEN_PASSTHROUGH on a connection with a writeback cache.
+    return Bad(
+        "-o passthrough and -o writeback_cache cannot be combined: the kernel serves "
+        "passthrough files without its page cache");
+  }
   if (options.mode == Mode::kRevisions) {
     // A node id's content never changes there, so its pages may outlive every open.
     options.read_only = options.keep_cache = true;

@@ -1,24 +1,57 @@
+// PassthroughFs: nodes and their attributes.
 #include "daemon/passthrough_fs.h"
 
-#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <string>
-#include <vector>
 
-#include "absl/strings/str_format.h"
+#include "daemon/backing.h"
+#include "daemon/credentials.h"
 
 namespace ringfuse::daemon {
 namespace {
 
-// Opens what an O_PATH fd refers to, with real access flags: the kernel re-checks permissions
-// on the magic link, and nothing is resolved by name.
-int Reopen(int path_fd, int flags) {
-  const std::string proc_path = absl::StrFormat("/proc/self/fd/%d", path_fd);
-  return ::open(proc_path.c_str(), (flags & ~(O_CREAT | O_EXCL | O_NOCTTY)) | O_CLOEXEC);
+// One of setattr's two times: given, now, or left alone.
+timespec TimeOf(uint32_t valid, uint32_t given_bit, uint32_t now_bit, uint64_t seconds,
+                uint32_t nanoseconds) {
+  if (valid & now_bit) return {0, UTIME_NOW};
+  if (valid & given_bit) return {static_cast<time_t>(seconds), static_cast<long>(nanoseconds)};
+  return {0, UTIME_OMIT};
+}
+
+abi::SxTime SxTimeOf(const statx_timestamp& time) {
+  return abi::SxTime{time.tv_sec, time.tv_nsec, 0};
+}
+
+abi::Statx StatxOf(const struct statx& in) {
+  abi::Statx out{};
+  out.mask = in.stx_mask;
+  out.blksize = in.stx_blksize;
+  out.attributes = in.stx_attributes;
+  out.nlink = in.stx_nlink;
+  out.uid = in.stx_uid;
+  out.gid = in.stx_gid;
+  out.mode = in.stx_mode;
+  out.ino = in.stx_ino;
+  out.size = in.stx_size;
+  out.blocks = in.stx_blocks;
+  out.attributes_mask = in.stx_attributes_mask;
+  out.atime = SxTimeOf(in.stx_atime);
+  out.btime = SxTimeOf(in.stx_btime);
+  out.ctime = SxTimeOf(in.stx_ctime);
+  out.mtime = SxTimeOf(in.stx_mtime);
+  out.rdev_major = in.stx_rdev_major;
+  out.rdev_minor = in.stx_rdev_minor;
+  out.dev_major = in.stx_dev_major;
+  out.dev_minor = in.stx_dev_minor;
+  return out;
+}
+
+int StatOf(int path_fd, struct stat& st) {
+  return ::fstatat(path_fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 }
 
 }  // namespace
@@ -26,18 +59,34 @@ int Reopen(int path_fd, int flags) {
 PassthroughFs::PassthroughFs(UniqueFd root, const DaemonOptions& options)
     : inodes_(std::move(root)), options_(options) {}
 
+void PassthroughFs::Init(const Negotiated& negotiated) {
+  dont_mask_ = negotiated.Has(abi::init_flag::kDontMask);
+  passthrough_agreed_ = negotiated.Has(abi::init_flag::kPassthrough);
+}
+
+abi::EntryOut PassthroughFs::EntryFor(const Found& found) const {
+  return MakeEntry(found.inode->nodeid, 1, AttrFromStat(found.attr), options_.entry_timeout,
+                   options_.attr_timeout);
+}
+
+int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry) {
+  Found found;
+  if (const int error = inodes_.Lookup(parent, name, found); error != 0) return error;
+  entry = EntryFor(found);
+  return 0;
+}
+
 void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args,
                            EntryReply reply) {
-  Found found;
-  if (const int error = inodes_.Lookup(context.nodeid(), args.name, found); error != 0) {
+  abi::EntryOut entry;
+  if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
     if (error == ENOENT &&
         options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds) {
       return reply.Ok(MakeNegativeEntry(options_.negative_timeout));
     }
     return reply.Error(error);
   }
-  reply.Ok(MakeEntry(found.inode->nodeid, 1, AttrFromStat(found.attr), options_.entry_timeout,
-                     options_.attr_timeout));
+  reply.Ok(entry);
 }
 
 void PassthroughFs::Forget(const RequestContext& context, const op::Forget& args) {
@@ -55,10 +104,83 @@ void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr&, A
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(ESTALE);
   struct stat st;
-  if (::fstatat(inode->path.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+  if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
+  reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
+}
+
+void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& args,
+                            AttrReply reply) {
+  if (options_.read_only) return reply.Error(EROFS);
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) return reply.Error(ESTALE);
+  struct stat st;
+  if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
+  int error;
+  {
+    ActAsCaller caller(context);
+    error = ApplySetattr(inode->path.get(), st, args.in);
+  }
+  if (error == 0) error = StatOf(inode->path.get(), st);
+  if (error != 0) return reply.Error(error);
+  reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
+}
+
+// Owner first: chown clears set-user-ID, which a mode given in the same request then sets back,
+// as one chmod after a chown would. FATTR_KILL_SUIDGID needs nothing here: the caller's
+// truncate, without CAP_FSETID, clears those bits in the backing filesystem itself.
+int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::SetattrIn& in) {
+  const uint32_t valid = in.valid;
+  if (valid & (abi::kFattrUid | abi::kFattrGid)) {
+    const uid_t uid = valid & abi::kFattrUid ? in.uid : static_cast<uid_t>(-1);
+    const gid_t gid = valid & abi::kFattrGid ? in.gid : static_cast<gid_t>(-1);
+    if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  }
+  if (valid & abi::kFattrMode) {
+    if (S_ISLNK(st.st_mode)) return EOPNOTSUPP;  // as lchmod: a symlink has no mode of its own
+    if (::chmod(ProcPath(path_fd).c_str(), in.mode & 07777) != 0) return errno;
+  }
+  if (valid & abi::kFattrSize) {
+    const off_t size = static_cast<off_t>(in.size);
+    const int result = valid & abi::kFattrFh ? ::ftruncate(FileHandle::Of(in.fh).fd(), size)
+                                             : ::truncate(ProcPath(path_fd).c_str(), size);
+    if (result != 0) return errno;
+  }
+  if (valid & (abi::kFattrAtime | abi::kFattrAtimeNow | abi::kFattrMtime | abi::kFattrMtimeNow)) {
+    const timespec times[2] = {
+        TimeOf(valid, abi::kFattrAtime, abi::kFattrAtimeNow, in.atime, in.atimensec),
+        TimeOf(valid, abi::kFattrMtime, abi::kFattrMtimeNow, in.mtime, in.mtimensec)};
+    if (::utimensat(path_fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  }
+  return 0;
+}
+
+void PassthroughFs::Statx(const RequestContext& context, const op::Statx& args, StatxReply reply) {
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) return reply.Error(ESTALE);
+  struct statx st;
+  const int flags =
+      AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | static_cast<int>(args.in.sx_flags & AT_STATX_SYNC_TYPE);
+  if (::statx(inode->path.get(), "", flags, args.in.sx_mask, &st) != 0) return reply.Error(errno);
+  abi::StatxOut out{};
+  out.attr_valid = options_.attr_timeout.seconds;
+  out.attr_valid_nsec = options_.attr_timeout.nanoseconds;
+  out.stat = StatxOf(st);
+  reply.Ok(out);
+}
+
+// Sent only without default_permissions; AT_EACCESS makes the check use the fsuid set for the
+// caller rather than the daemon's real uid.
+void PassthroughFs::Access(const RequestContext& context, const op::Access& args,
+                           EmptyReply reply) {
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) return reply.Error(ESTALE);
+  if (options_.read_only && (args.in.mask & W_OK)) return reply.Error(EROFS);
+  ActAsCaller caller(context);
+  if (::faccessat(inode->path.get(), "", static_cast<int>(args.in.mask),
+                  AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0) {
     return reply.Error(errno);
   }
-  reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
+  reply.Ok();
 }
 
 void PassthroughFs::Readlink(const RequestContext& context, const op::Readlink&, DataReply reply) {
@@ -68,31 +190,6 @@ void PassthroughFs::Readlink(const RequestContext& context, const op::Readlink&,
   const ssize_t length = ::readlinkat(inode->path.get(), "", target, sizeof(target));
   if (length < 0) return reply.Error(errno);
   reply.Ok(ConstBytes(reinterpret_cast<const std::byte*>(target), static_cast<size_t>(length)));
-}
-
-void PassthroughFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
-  const int fd = Reopen(inode->path.get(), static_cast<int>(args.in.flags));
-  if (fd < 0) return reply.Error(errno);
-  uint32_t flags = options_.keep_cache ? abi::kFopenKeepCache : 0;
-  if (!options_.cache) flags |= abi::kFopenDirectIo;
-  reply.Ok(MakeOpenOut(static_cast<uint64_t>(fd), flags));
-}
-
-void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {
-  // A thread-local buffer: the request path allocates only the first time a size is seen.
-  thread_local std::vector<std::byte> buffer;
-  if (buffer.size() < args.in.size) buffer.resize(args.in.size);
-  const ssize_t length = ::pread(static_cast<int>(args.in.fh), buffer.data(), args.in.size,
-                                 static_cast<off_t>(args.in.offset));
-  if (length < 0) return reply.Error(errno);
-  reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
-}
-
-void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
-  ::close(static_cast<int>(args.in.fh));
-  reply.Ok();
 }
 
 void PassthroughFs::Statfs(const RequestContext& context, const op::Statfs&, StatfsReply reply) {
@@ -110,81 +207,6 @@ void PassthroughFs::Statfs(const RequestContext& context, const op::Statfs&, Sta
   out.namelen = static_cast<uint32_t>(st.f_namemax);
   out.frsize = static_cast<uint32_t>(st.f_frsize);
   reply.Ok(out);
-}
-
-void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, OpenReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
-  const int fd = Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return reply.Error(errno);
-  DIR* dir = ::fdopendir(fd);
-  if (dir == nullptr) {
-    const int error = errno;
-    ::close(fd);
-    return reply.Error(error);
-  }
-  reply.Ok(MakeOpenOut(reinterpret_cast<uint64_t>(dir), 0));
-}
-
-void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
-                            DataReply reply) {
-  List(context.nodeid(), args.in.fh, args.in.offset, args.in.size, false, std::move(reply));
-}
-
-void PassthroughFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
-                                DataReply reply) {
-  List(context.nodeid(), args.in.fh, args.in.offset, args.in.size, true, std::move(reply));
-}
-
-// Offsets are the backing directory's own telldir cookies (d_off), so the kernel resumes exactly
-// where the last reply stopped. With `plus`, each entry but . and .. is also looked up, and a
-// lookup whose entry did not fit is given back.
-void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
-                         DataReply reply) {
-  DIR* dir = reinterpret_cast<DIR*>(fh);
-  ::seekdir(dir, static_cast<long>(offset));
-  thread_local std::vector<std::byte> buffer;
-  if (buffer.size() < size) buffer.resize(size);
-  DirentPacker packer(MutableBytes(buffer.data(), size));
-  for (;;) {
-    const long position = ::telldir(dir);
-    errno = 0;
-    const dirent* entry = ::readdir(dir);
-    if (entry == nullptr) {
-      if (errno != 0 && packer.count() == 0) return reply.Error(errno);
-      break;
-    }
-    const std::string_view name(entry->d_name);
-    const uint64_t next = static_cast<uint64_t>(entry->d_off);
-    bool fitted;
-    if (plus && IsPlainName(name)) {
-      Found found;
-      if (const int error = inodes_.Lookup(dir_node, name, found); error != 0) continue;
-      fitted = packer.AddPlus(MakeEntry(found.inode->nodeid, 1, AttrFromStat(found.attr),
-                                        options_.entry_timeout, options_.attr_timeout),
-                              next, entry->d_type, name);
-      if (!fitted) inodes_.Forget(found.inode->nodeid, 1);
-    } else if (plus) {
-      // . and ..: no node id (the kernel looks nothing up), but a real inode number, since
-      // readdir(3) hides entries whose inode number is 0.
-      abi::EntryOut no_lookup{};
-      no_lookup.attr.ino = entry->d_ino;
-      fitted = packer.AddPlus(no_lookup, next, entry->d_type, name);
-    } else {
-      fitted = packer.Add(entry->d_ino, next, entry->d_type, name);
-    }
-    if (!fitted) {
-      ::seekdir(dir, position);
-      break;
-    }
-  }
-  reply.Ok(packer.packed());
-}
-
-void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
-                               EmptyReply reply) {
-  ::closedir(reinterpret_cast<DIR*>(args.in.fh));
-  reply.Ok();
 }
 
 }  // namespace ringfuse::daemon

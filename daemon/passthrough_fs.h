@@ -1,12 +1,27 @@
-// The passthrough filesystem: SOURCE served through the mount. This first slice serves the
-// read-only core (lookup, forget, getattr, readlink, open, read, release, statfs, and listing
-// directories with readdir and readdirplus); the rest of the operation set follows.
+// The passthrough filesystem: SOURCE served through the mount, read-write (or read-only with
+// -o ro and in revisions mode, where every change is answered EROFS).
+//
+// Every access to SOURCE goes through the O_PATH fds of the InodeTable with *at() calls on
+// single plain names, O_NOFOLLOW, or through /proc/self/fd/N of such an fd: no path string is
+// ever resolved, so no name, symlink or rename race reaches outside SOURCE. Operations that
+// create or change something run as the caller (credentials.h).
+//
+// The code is split by job: passthrough_fs.cc (nodes and their attributes), passthrough_names.cc
+// (directory entries: create, link, remove, rename), passthrough_files.cc (open files and their
+// I/O), passthrough_locks.cc, passthrough_dirs.cc (listing), passthrough_xattr.cc.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <string_view>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "daemon/file_handle.h"
 #include "daemon/inode_table.h"
+#include "daemon/lock_waiter.h"
 #include "daemon/options.h"
+#include "daemon/owner_locks.h"
 #include "protocol/handler.h"
 
 namespace ringfuse::daemon {
@@ -16,31 +31,114 @@ class PassthroughFs : public Handler {
   // `root` is an O_PATH fd to SOURCE.
   PassthroughFs(UniqueFd root, const DaemonOptions& options);
 
+  void Init(const Negotiated& negotiated) override;
+
+  // Kernel passthrough (-o passthrough): the connection's /dev/fuse fd, set right after
+  // Session::Start. Regular files opened from then on are handed to the kernel, which reads and
+  // writes them without asking the daemon; opens before it are served by the daemon.
+  void AttachDevice(int dev_fd);
+  // Whether kernel passthrough can work on this connection: agreed at INIT, and a backing file
+  // can be registered (it needs CAP_SYS_ADMIN in the initial user namespace). Probes once.
+  absl::Status CheckPassthroughWorks() const;
+
+  // Nodes and attributes.
   void Lookup(const RequestContext& context, const op::Lookup& args, EntryReply reply) override;
   void Forget(const RequestContext& context, const op::Forget& args) override;
   void BatchForget(const RequestContext& context, const op::BatchForget& args) override;
   void Getattr(const RequestContext& context, const op::Getattr& args, AttrReply reply) override;
+  void Setattr(const RequestContext& context, const op::Setattr& args, AttrReply reply) override;
+  void Statx(const RequestContext& context, const op::Statx& args, StatxReply reply) override;
+  void Access(const RequestContext& context, const op::Access& args, EmptyReply reply) override;
   void Readlink(const RequestContext& context, const op::Readlink& args, DataReply reply) override;
-  void Open(const RequestContext& context, const op::Open& args, OpenReply reply) override;
-  void Read(const RequestContext& context, const op::Read& args, DataReply reply) override;
-  void Release(const RequestContext& context, const op::Release& args, EmptyReply reply) override;
   void Statfs(const RequestContext& context, const op::Statfs& args, StatfsReply reply) override;
+
+  // Directory entries.
+  void Symlink(const RequestContext& context, const op::Symlink& args, EntryReply reply) override;
+  void Mknod(const RequestContext& context, const op::Mknod& args, EntryReply reply) override;
+  void Mkdir(const RequestContext& context, const op::Mkdir& args, EntryReply reply) override;
+  void Link(const RequestContext& context, const op::Link& args, EntryReply reply) override;
+  void Unlink(const RequestContext& context, const op::Unlink& args, EmptyReply reply) override;
+  void Rmdir(const RequestContext& context, const op::Rmdir& args, EmptyReply reply) override;
+  void Rename(const RequestContext& context, const op::Rename& args, EmptyReply reply) override;
+
+  // Open files.
+  void Open(const RequestContext& context, const op::Open& args, OpenReply reply) override;
+  void Create(const RequestContext& context, const op::Create& args, CreateReply reply) override;
+  void Tmpfile(const RequestContext& context, const op::Tmpfile& args, CreateReply reply) override;
+  void Read(const RequestContext& context, const op::Read& args, DataReply reply) override;
+  void Write(const RequestContext& context, const op::Write& args, CountReply reply) override;
+  void Flush(const RequestContext& context, const op::Flush& args, EmptyReply reply) override;
+  void Fsync(const RequestContext& context, const op::Fsync& args, EmptyReply reply) override;
+  void Release(const RequestContext& context, const op::Release& args, EmptyReply reply) override;
+  void Fallocate(const RequestContext& context, const op::Fallocate& args,
+                 EmptyReply reply) override;
+  void Lseek(const RequestContext& context, const op::Lseek& args, LseekReply reply) override;
+  void CopyFileRange(const RequestContext& context, const op::CopyFileRange& args,
+                     CountReply reply) override;
+
+  // Locks.
+  void Getlk(const RequestContext& context, const op::Getlk& args, LockReply reply) override;
+  void Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) override;
+  void Interrupt(const RequestContext& context, const op::Interrupt& args) override;
+
+  // Directories.
   void Opendir(const RequestContext& context, const op::Opendir& args, OpenReply reply) override;
   void Readdir(const RequestContext& context, const op::Readdir& args, DataReply reply) override;
   void Readdirplus(const RequestContext& context, const op::Readdirplus& args,
                    DataReply reply) override;
   void Releasedir(const RequestContext& context, const op::Releasedir& args,
                   EmptyReply reply) override;
+  void Fsyncdir(const RequestContext& context, const op::Fsyncdir& args, EmptyReply reply) override;
+
+  // Extended attributes.
+  void Setxattr(const RequestContext& context, const op::Setxattr& args, EmptyReply reply) override;
+  void Getxattr(const RequestContext& context, const op::Getxattr& args, XattrReply reply) override;
+  void Listxattr(const RequestContext& context, const op::Listxattr& args,
+                 XattrReply reply) override;
+  void Removexattr(const RequestContext& context, const op::Removexattr& args,
+                   EmptyReply reply) override;
 
   const InodeTable& inodes() const { return inodes_; }
   InodeTable& inodes() { return inodes_; }
+  // READ and WRITE requests served so far: none for a file the kernel reads through passthrough.
+  uint64_t reads_served() const { return reads_.load(std::memory_order_relaxed); }
+  uint64_t writes_served() const { return writes_.load(std::memory_order_relaxed); }
 
  private:
+  // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
+  // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
+  int ChangeableDirectory(uint64_t nodeid, std::string_view name,
+                          std::shared_ptr<const Inode>& dir);
+  // Makes the new entry `name` in directory `context.nodeid()` as the caller, with `make`
+  // (an *at() call returning 0 or -1 with errno), then answers with the node it made.
+  void AddEntry(const RequestContext& context, std::string_view name, uint32_t umask,
+                absl::FunctionRef<int(int dir_fd, const char* name)> make, EntryReply reply);
+  // Removes `name` from directory `context.nodeid()` as the caller with `remove`.
+  void RemoveEntry(const RequestContext& context, std::string_view name,
+                   absl::FunctionRef<int(int dir_fd, const char* name)> remove, EmptyReply reply);
+  // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
+  int EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry);
+  abi::EntryOut EntryFor(const Found& found) const;
+  int ApplySetattr(int path_fd, const struct stat& st, const abi::SetattrIn& in);
+  // The umask the backing call applies: the request's when the kernel left it to us.
+  mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
+  // The backing open's flags for a client's open flags.
+  int BackingFlags(uint32_t flags) const;
+  // A handle for a newly opened backing fd, handed to the kernel when passthrough is on.
+  abi::OpenOut NewHandle(UniqueFd fd, int flags);
   void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
             DataReply reply);
+  void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
 
   InodeTable inodes_;
   const DaemonOptions options_;
+  bool dont_mask_ = false;           // from Init, before any other request
+  bool passthrough_agreed_ = false;  // likewise
+  std::atomic<int> dev_fd_{-1};      // for kernel passthrough; -1 until AttachDevice
+  std::atomic<uint64_t> reads_{0};
+  std::atomic<uint64_t> writes_{0};
+  OwnerLocks owner_locks_;
+  LockWaiter lock_waiter_;
 };
 
 }  // namespace ringfuse::daemon

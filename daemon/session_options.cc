@@ -6,8 +6,10 @@ namespace {
 namespace flag = abi::init_flag;
 
 // Flags asked for in every mode on top of the library's defaults. Locks are served by the
-// backing files' own locks; DONT_MASK because the backing mkdirat/openat apply the umask the
-// kernel sends with the request instead.
+// backing files' own locks. DONT_MASK because the backing mkdirat/openat apply the umask the
+// kernel sends with the request instead (set per worker thread, credentials.h), so that a
+// directory's default ACL wins over the umask as on a local filesystem. CREATE_SUPP_GROUP:
+// creates carry the parent's group when the caller is in it.
 constexpr uint64_t kPassthroughFlags = flag::kPosixLocks | flag::kFlockLocks | flag::kDontMask |
                                        flag::kCreateSuppGroup | flag::kHandleKillprivV2 |
                                        flag::kAutoInvalData;

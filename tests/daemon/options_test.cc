@@ -102,6 +102,8 @@ TEST(DaemonOptions, BadInputIsRefusedWithAMessageThatNamesIt) {
   EXPECT_THAT(ErrorOf({"--threads", "/s", "/m"}), HasSubstr("--threads"));
   EXPECT_THAT(ErrorOf({"-x", "/s", "/m"}), HasSubstr("unknown option -x"));
   EXPECT_THAT(ErrorOf({"/s", "/m", "-o"}), HasSubstr("-o needs"));
+  EXPECT_THAT(ErrorOf({"-o", "passthrough,writeback_cache", "/s", "/m"}),
+              HasSubstr("cannot be combined"));
 }
 
 }  // namespace

@@ -1,0 +1,22 @@
+#include "daemon/backing.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "absl/strings/str_format.h"
+#include "protocol/abi.h"
+
+namespace ringfuse::daemon {
+
+std::string ProcPath(int fd) { return absl::StrFormat("/proc/self/fd/%d", fd); }
+
+int Reopen(int fd, int flags) {
+  return ::open(ProcPath(fd).c_str(),
+                (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
+}
+
+int Sync(int fd, uint32_t fsync_flags) {
+  return fsync_flags & abi::kFsyncFdatasync ? ::fdatasync(fd) : ::fsync(fd);
+}
+
+}  // namespace ringfuse::daemon

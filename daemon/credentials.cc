@@ -1,0 +1,122 @@
+#include "daemon/credentials.h"
+
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+// The fourth number of "Uid:\treal\teffective\tsaved\tfs" is the one file access uses.
+bool ParseFsId(std::string_view numbers, uint32_t& id) {
+  std::vector<absl::string_view> fields = absl::StrSplit(
+      absl::string_view(numbers.data(), numbers.size()), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+  return fields.size() == 4 && absl::SimpleAtoi(fields[3], &id);
+}
+
+bool ParseGroups(std::string_view numbers, std::vector<gid_t>& groups) {
+  for (absl::string_view field : absl::StrSplit(absl::string_view(numbers.data(), numbers.size()),
+                                                absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    gid_t gid;
+    if (!absl::SimpleAtoi(field, &gid)) return false;
+    groups.push_back(gid);
+  }
+  return true;
+}
+
+std::optional<ProcessIds> ReadProcStatus(uint32_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/status");
+  if (!file) return std::nullopt;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return ParseProcStatus(text.str());
+}
+
+long RawSetgroups(const std::vector<gid_t>& groups) {
+  return ::syscall(SYS_setgroups, groups.size(), groups.data());
+}
+
+// A thread that sets its umask must not share it with the other workers: unshare the
+// filesystem attributes (root, cwd, umask) once per thread.
+bool OwnUmask() {
+  thread_local const bool unshared = ::unshare(CLONE_FS) == 0;
+  return unshared;
+}
+
+const std::vector<gid_t>& DaemonGroups() {
+  static const std::vector<gid_t> groups = ThreadGroups();
+  return groups;
+}
+
+}  // namespace
+
+std::optional<ProcessIds> ParseProcStatus(std::string_view status) {
+  ProcessIds ids;
+  bool uid = false, gid = false, groups = false;
+  for (absl::string_view line :
+       absl::StrSplit(absl::string_view(status.data(), status.size()), '\n', absl::SkipEmpty())) {
+    const std::string_view view(line.data(), line.size());
+    if (view.starts_with("Uid:")) uid = ParseFsId(view.substr(4), ids.fsuid);
+    if (view.starts_with("Gid:")) gid = ParseFsId(view.substr(4), ids.fsgid);
+    if (view.starts_with("Groups:")) groups = ParseGroups(view.substr(7), ids.groups);
+  }
+  if (!uid || !gid || !groups) return std::nullopt;
+  return ids;
+}
+
+std::vector<gid_t> CallerGroups(const RequestContext& context) {
+  std::vector<gid_t> groups;
+  if (context.pid() != 0) {
+    std::optional<ProcessIds> ids = ReadProcStatus(context.pid());
+    if (ids && ids->fsuid == context.uid() && ids->fsgid == context.gid()) {
+      groups = std::move(ids->groups);
+    }
+  }
+  const RecordArray<uint32_t>& extra = context.extensions.supp_groups;
+  for (uint32_t i = 0; i < extra.size(); ++i) {
+    if (std::find(groups.begin(), groups.end(), extra[i]) == groups.end()) {
+      groups.push_back(extra[i]);
+    }
+  }
+  return groups;
+}
+
+std::vector<gid_t> ThreadGroups() {
+  const int count = ::getgroups(0, nullptr);
+  std::vector<gid_t> groups(count > 0 ? static_cast<size_t>(count) : 0);
+  if (count > 0) groups.resize(static_cast<size_t>(std::max(0, ::getgroups(count, groups.data()))));
+  return groups;
+}
+
+ActAsCaller::ActAsCaller(const RequestContext& context, mode_t umask) {
+  DaemonGroups();  // taken once, before any thread ever changes its own
+  own_umask_ = OwnUmask();
+  if (own_umask_) old_umask_ = ::umask(umask);
+  if (context.uid() == 0 && context.gid() == 0) return;
+  switched_ids_ = true;
+  old_fsgid_ = static_cast<uint32_t>(::syscall(SYS_setfsgid, context.gid()));
+  if (context.uid() != 0) {
+    // Groups only matter once the capabilities are gone; root reaches everything anyway.
+    switched_groups_ = RawSetgroups(CallerGroups(context)) == 0;
+  }
+  old_fsuid_ = static_cast<uint32_t>(::syscall(SYS_setfsuid, context.uid()));
+}
+
+ActAsCaller::~ActAsCaller() {
+  if (own_umask_) ::umask(old_umask_);
+  if (!switched_ids_) return;
+  ::syscall(SYS_setfsuid, old_fsuid_);  // first: it brings the capabilities back
+  ::syscall(SYS_setfsgid, old_fsgid_);
+  if (switched_groups_) RawSetgroups(DaemonGroups());
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,68 @@
+// Acting as the caller: the credentials a request's changes are made with on the backing tree.
+//
+// The daemon runs as root. An operation that creates or changes something runs with the
+// caller's fsuid, fsgid and supplementary groups set on the calling worker thread only, so the
+// backing filesystem itself makes every check (ownership, sticky and setgid directories, chown
+// and chmod rules) exactly as it would for the caller, and new files belong to the caller.
+//
+// Why this is enough: when a thread's fsuid leaves 0 the kernel drops the filesystem
+// capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID,
+// CAP_LINUX_IMMUTABLE, CAP_MKNOD, CAP_MAC_OVERRIDE) from its effective set, and raises them
+// again when fsuid returns to 0 (tests/daemon/credentials_test.cc checks this).
+//
+// Raw syscalls only: glibc's setgroups() and setfsuid() wrappers are process-wide (they signal
+// every thread to follow), which would hand one caller's identity to every request in flight.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "protocol/handler.h"
+
+namespace ringfuse::daemon {
+
+struct ProcessIds {
+  uint32_t fsuid = 0;
+  uint32_t fsgid = 0;
+  std::vector<gid_t> groups;
+};
+
+// Parses the Uid:, Gid: and Groups: lines of /proc/<pid>/status.
+std::optional<ProcessIds> ParseProcStatus(std::string_view status);
+
+// The caller's supplementary groups. The kernel sends none with most requests, so they come
+// from /proc/<pid>/status of the calling thread, kept only when that process's fsuid and fsgid
+// are still the request's (a pid reused, or credentials changed since, yield none: fewer
+// rights, never more). The FUSE_EXT_GROUPS extension (CREATE_SUPP_GROUP, sent with creates:
+// the parent directory's group when the caller is in it) is added to them, so a create in a
+// setgid directory is right even where /proc cannot be read (a caller in another pid namespace
+// arrives with pid 0).
+std::vector<gid_t> CallerGroups(const RequestContext& context);
+
+// While alive, this thread acts as the request's caller. Root callers keep the daemon's
+// capabilities; only their fsgid changes, so that what they create gets their group.
+class ActAsCaller {
+ public:
+  // `umask` applies to what the operation creates; the thread gets its own umask for it.
+  explicit ActAsCaller(const RequestContext& context, mode_t umask = 0);
+  ~ActAsCaller();
+  ActAsCaller(const ActAsCaller&) = delete;
+  ActAsCaller& operator=(const ActAsCaller&) = delete;
+
+ private:
+  bool own_umask_ = false;  // false where unshare(CLONE_FS) failed: the process umask applies
+  mode_t old_umask_ = 0;
+  bool switched_ids_ = false;
+  bool switched_groups_ = false;
+  uint32_t old_fsuid_ = 0;
+  uint32_t old_fsgid_ = 0;
+};
+
+// This thread's own supplementary groups, as the kernel holds them (for tests and restores).
+std::vector<gid_t> ThreadGroups();
+
+}  // namespace ringfuse::daemon

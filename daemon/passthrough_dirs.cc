@@ -1,0 +1,100 @@
+// PassthroughFs: listing directories (readdir and readdirplus on the backing directory's own
+// cookies) and syncing them.
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "daemon/backing.h"
+#include "daemon/credentials.h"
+#include "daemon/passthrough_fs.h"
+
+namespace ringfuse::daemon {
+
+void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, OpenReply reply) {
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) return reply.Error(ESTALE);
+  int fd;
+  {
+    ActAsCaller caller(context);  // without default_permissions, the caller's right to list
+    fd = Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY);
+  }
+  if (fd < 0) return reply.Error(errno);
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    return reply.Error(error);
+  }
+  reply.Ok(MakeOpenOut(reinterpret_cast<uint64_t>(dir), 0));
+}
+
+void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
+                            DataReply reply) {
+  List(context.nodeid(), args.in.fh, args.in.offset, args.in.size, false, std::move(reply));
+}
+
+void PassthroughFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
+                                DataReply reply) {
+  List(context.nodeid(), args.in.fh, args.in.offset, args.in.size, true, std::move(reply));
+}
+
+// Offsets are the backing directory's own telldir cookies (d_off), so the kernel resumes exactly
+// where the last reply stopped. With `plus`, each entry but . and .. is also looked up, and a
+// lookup whose entry did not fit is given back.
+void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
+                         DataReply reply) {
+  DIR* dir = reinterpret_cast<DIR*>(fh);
+  ::seekdir(dir, static_cast<long>(offset));
+  thread_local std::vector<std::byte> buffer;
+  if (buffer.size() < size) buffer.resize(size);
+  DirentPacker packer(MutableBytes(buffer.data(), size));
+  for (;;) {
+    const long position = ::telldir(dir);
+    errno = 0;
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0 && packer.count() == 0) return reply.Error(errno);
+      break;
+    }
+    const std::string_view name(entry->d_name);
+    const uint64_t next = static_cast<uint64_t>(entry->d_off);
+    bool fitted;
+    if (plus && IsPlainName(name)) {
+      Found found;
+      if (const int error = inodes_.Lookup(dir_node, name, found); error != 0) continue;
+      fitted = packer.AddPlus(EntryFor(found), next, entry->d_type, name);
+      if (!fitted) inodes_.Forget(found.inode->nodeid, 1);
+    } else if (plus) {
+      // . and ..: no node id (the kernel looks nothing up), but a real inode number, since
+      // readdir(3) hides entries whose inode number is 0.
+      abi::EntryOut no_lookup{};
+      no_lookup.attr.ino = entry->d_ino;
+      fitted = packer.AddPlus(no_lookup, next, entry->d_type, name);
+    } else {
+      fitted = packer.Add(entry->d_ino, next, entry->d_type, name);
+    }
+    if (!fitted) {
+      ::seekdir(dir, position);
+      break;
+    }
+  }
+  reply.Ok(packer.packed());
+}
+
+void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
+                               EmptyReply reply) {
+  ::closedir(reinterpret_cast<DIR*>(args.in.fh));
+  reply.Ok();
+}
+
+void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
+  if (Sync(::dirfd(reinterpret_cast<DIR*>(args.in.fh)), args.in.fsync_flags) != 0) {
+    return reply.Error(errno);
+  }
+  reply.Ok();
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,210 @@
+// PassthroughFs: open regular files and their I/O, and kernel passthrough.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "daemon/backing.h"
+#include "daemon/credentials.h"
+#include "daemon/passthrough_fs.h"
+#include "transport/dev_fuse.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+bool Writes(uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
+
+// HANDLE_KILLPRIV_V2: the kernel asks the daemon to clear set-user-ID, and set-group-ID where
+// group execute is set, when a caller without CAP_FSETID writes. The daemon's own pwrite keeps
+// CAP_FSETID, so the backing filesystem would not clear them by itself.
+void KillSuidGid(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return;
+  const mode_t kill = S_ISUID | ((st.st_mode & S_IXGRP) ? S_ISGID : 0);
+  if (st.st_mode & kill) ::fchmod(fd, st.st_mode & 07777 & ~kill);
+}
+
+}  // namespace
+
+void PassthroughFs::AttachDevice(int dev_fd) { dev_fd_.store(dev_fd, std::memory_order_release); }
+
+absl::Status PassthroughFs::CheckPassthroughWorks() const {
+  if (!passthrough_agreed_) {
+    return absl::FailedPreconditionError(
+        "-o passthrough: the kernel did not offer FUSE_PASSTHROUGH at INIT (Linux 6.9+ with "
+        "CONFIG_FUSE_PASSTHROUGH is needed)");
+  }
+  const int dev_fd = dev_fd_.load(std::memory_order_acquire);
+  if (dev_fd < 0) {
+    return absl::FailedPreconditionError("-o passthrough: AttachDevice was not called");
+  }
+  // A memfd stands in for a backing file: registering one needs nothing from SOURCE.
+  UniqueFd probe(::memfd_create("ringfused-passthrough-probe", MFD_CLOEXEC));
+  if (!probe.valid()) return absl::InternalError("memfd_create failed for the passthrough probe");
+  absl::StatusOr<int32_t> id = OpenBacking(dev_fd, probe.get());
+  if (!id.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("-o passthrough cannot work here: %s", id.status().message()));
+  }
+  return CloseBacking(dev_fd, *id);
+}
+
+int PassthroughFs::BackingFlags(uint32_t flags) const {
+  int backing = static_cast<int>(flags);
+  if (options_.writeback_cache) {
+    // The kernel reads pages around partial writes and places appends itself.
+    if ((backing & O_ACCMODE) == O_WRONLY) backing = (backing & ~O_ACCMODE) | O_RDWR;
+    backing &= ~O_APPEND;
+  }
+  return backing;
+}
+
+abi::OpenOut PassthroughFs::NewHandle(UniqueFd fd, int flags) {
+  auto* handle = new FileHandle(std::move(fd), flags);
+  const int dev_fd = dev_fd_.load(std::memory_order_acquire);
+  if (options_.passthrough && dev_fd >= 0) {
+    // Should registering fail, the daemon serves this open itself.
+    if (absl::StatusOr<int32_t> id = OpenBacking(dev_fd, handle->fd()); id.ok()) {
+      handle->set_backing_id(*id);
+      return MakeOpenOut(handle->fh(), abi::kFopenPassthrough, *id);
+    }
+  }
+  uint32_t open_flags = options_.keep_cache ? abi::kFopenKeepCache : 0;
+  if (!options_.cache) open_flags |= abi::kFopenDirectIo;
+  return MakeOpenOut(handle->fh(), open_flags);
+}
+
+void PassthroughFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
+  if (options_.read_only && Writes(args.in.flags)) return reply.Error(EROFS);
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) return reply.Error(ESTALE);
+  const int flags = BackingFlags(args.in.flags);
+  UniqueFd fd;
+  {
+    ActAsCaller caller(context);
+    fd.reset(Reopen(inode->path.get(), flags));
+  }
+  if (!fd.valid()) return reply.Error(errno);
+  reply.Ok(NewHandle(std::move(fd), flags));
+}
+
+void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
+                           CreateReply reply) {
+  std::shared_ptr<const Inode> dir;
+  if (const int error = ChangeableDirectory(context.nodeid(), args.name, dir); error != 0) {
+    return reply.Error(error);
+  }
+  const int flags = BackingFlags(args.in.flags);
+  UniqueFd fd;
+  {
+    ActAsCaller caller(context, CreateUmask(args.in.umask));
+    fd.reset(::openat(dir->path.get(), std::string(args.name).c_str(),
+                      flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, args.in.mode));
+  }
+  if (!fd.valid()) return reply.Error(errno);
+  abi::EntryOut entry;
+  if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
+    return reply.Error(error);
+  }
+  reply.Ok(entry, NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL)));
+}
+
+// O_TMPFILE: an inode without a name, registered from its own fd rather than looked up.
+void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& args,
+                            CreateReply reply) {
+  if (options_.read_only) return reply.Error(EROFS);
+  const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
+  if (dir == nullptr) return reply.Error(ESTALE);
+  const int flags = BackingFlags(args.in.flags & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
+  UniqueFd fd;
+  {
+    ActAsCaller caller(context, CreateUmask(args.in.umask));
+    fd.reset(::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.in.mode));
+  }
+  if (!fd.valid()) return reply.Error(errno);
+  Found found;
+  UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
+  if (const int error = inodes_.Adopt(std::move(path), found); error != 0) {
+    return reply.Error(error);
+  }
+  reply.Ok(EntryFor(found), NewHandle(std::move(fd), flags & ~O_TMPFILE));
+}
+
+void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {
+  reads_.fetch_add(1, std::memory_order_relaxed);
+  // A thread-local buffer: the request path allocates only the first time a size is seen.
+  thread_local std::vector<std::byte> buffer;
+  if (buffer.size() < args.in.size) buffer.resize(args.in.size);
+  const ssize_t length = ::pread(FileHandle::Of(args.in.fh).fd(), buffer.data(), args.in.size,
+                                 static_cast<off_t>(args.in.offset));
+  if (length < 0) return reply.Error(errno);
+  reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
+}
+
+void PassthroughFs::Write(const RequestContext&, const op::Write& args, CountReply reply) {
+  writes_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.read_only) return reply.Error(EROFS);
+  const int fd = FileHandle::Of(args.in.fh).fd();
+  if (args.in.write_flags & abi::kWriteKillSuidGid) KillSuidGid(fd);
+  const ssize_t written =
+      ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.in.offset));
+  if (written < 0) return reply.Error(errno);
+  reply.Ok(static_cast<uint64_t>(written));
+}
+
+// A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
+void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyReply reply) {
+  owner_locks_.Drop(FileHandle::Of(args.in.fh), args.in.lock_owner);
+  reply.Ok();
+}
+
+void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
+  if (Sync(FileHandle::Of(args.in.fh).fd(), args.in.fsync_flags) != 0) return reply.Error(errno);
+  reply.Ok();
+}
+
+void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
+  FileHandle* handle = &FileHandle::Of(args.in.fh);
+  const int dev_fd = dev_fd_.load(std::memory_order_acquire);
+  if (handle->backing_id() != 0 && dev_fd >= 0) (void)CloseBacking(dev_fd, handle->backing_id());
+  delete handle;
+  reply.Ok();
+}
+
+// Mode bits (punch hole, keep size, zero range, ...) go to the backing filesystem as given.
+void PassthroughFs::Fallocate(const RequestContext&, const op::Fallocate& args, EmptyReply reply) {
+  if (options_.read_only) return reply.Error(EROFS);
+  if (::fallocate(FileHandle::Of(args.in.fh).fd(), static_cast<int>(args.in.mode),
+                  static_cast<off_t>(args.in.offset), static_cast<off_t>(args.in.length)) != 0) {
+    return reply.Error(errno);
+  }
+  reply.Ok();
+}
+
+// SEEK_DATA and SEEK_HOLE need the backing file's extents; the fd's own offset is never used
+// for I/O (pread/pwrite), so moving it is harmless.
+void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekReply reply) {
+  const off_t offset = ::lseek(FileHandle::Of(args.in.fh).fd(), static_cast<off_t>(args.in.offset),
+                               static_cast<int>(args.in.whence));
+  if (offset < 0) return reply.Error(errno);
+  reply.Ok(static_cast<uint64_t>(offset));
+}
+
+void PassthroughFs::CopyFileRange(const RequestContext&, const op::CopyFileRange& args,
+                                  CountReply reply) {
+  if (options_.read_only) return reply.Error(EROFS);
+  loff_t in_offset = static_cast<loff_t>(args.in.off_in);
+  loff_t out_offset = static_cast<loff_t>(args.in.off_out);
+  const ssize_t copied = ::copy_file_range(FileHandle::Of(args.in.fh_in).fd(), &in_offset,
+                                           FileHandle::Of(args.in.fh_out).fd(), &out_offset,
+                                           args.in.len, static_cast<unsigned>(args.in.flags));
+  if (copied < 0) return reply.Error(errno);
+  reply.Ok(static_cast<uint64_t>(copied));
+}
+
+}  // namespace ringfuse::daemon

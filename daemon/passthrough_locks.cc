@@ -1,0 +1,89 @@
+// PassthroughFs: POSIX record locks (as OFD locks on a per-owner open, owner_locks.h) and
+// flock(2) locks (on the handle's own open), with waits served by the LockWaiter.
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <limits>
+
+#include "daemon/passthrough_fs.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+constexpr uint64_t kToEndOfFile = std::numeric_limits<int64_t>::max();  // the kernel's OFFSET_MAX
+
+// FUSE ranges are [start, end] with OFFSET_MAX for "to the end"; flock's are start + length,
+// 0 meaning to the end.
+struct flock FlockOf(const abi::FileLock& lock) {
+  struct flock out {};
+  out.l_type = static_cast<short>(lock.type);
+  out.l_whence = SEEK_SET;
+  out.l_start = static_cast<off_t>(lock.start);
+  out.l_len = lock.end >= kToEndOfFile ? 0 : static_cast<off_t>(lock.end - lock.start + 1);
+  return out;
+}
+
+// OFD locks have no owning process: the pid reported is 0, which the kernel passes on as is.
+abi::FileLock FileLockOf(const struct flock& lock) {
+  abi::FileLock out{};
+  out.type = static_cast<uint32_t>(lock.l_type);
+  if (lock.l_type == F_UNLCK) return out;
+  out.start = static_cast<uint64_t>(lock.l_start);
+  out.end = lock.l_len == 0 ? kToEndOfFile : static_cast<uint64_t>(lock.l_start + lock.l_len - 1);
+  return out;
+}
+
+// EAGAIN (the lock waiter's "not yet") for every way a lock can be busy.
+int LockResult(int result) {
+  if (result == 0) return 0;
+  return errno == EACCES || errno == EWOULDBLOCK ? EAGAIN : errno;
+}
+
+}  // namespace
+
+void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
+  const std::shared_ptr<const UniqueFd> fd =
+      owner_locks_.For(FileHandle::Of(args.in.fh), args.in.owner);
+  if (fd == nullptr) return reply.Error(errno);
+  struct flock lock = FlockOf(args.in.lk);
+  if (::fcntl(fd->get(), F_OFD_GETLK, &lock) != 0) return reply.Error(errno);
+  reply.Ok(FileLockOf(lock));
+}
+
+void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
+  if (args.in.lk_flags & abi::kLkFlock) return Flock(context, args, std::move(reply));
+  const FileHandle& handle = FileHandle::Of(args.in.fh);
+  const struct flock lock = FlockOf(args.in.lk);
+  if (const int error = OwnerLocks::CheckAccess(handle, lock.l_type); error != 0) {
+    return reply.Error(error);
+  }
+  const std::shared_ptr<const UniqueFd> fd = owner_locks_.For(handle, args.in.owner);
+  if (fd == nullptr) return reply.Error(errno);
+  auto attempt = [fd, lock]() mutable {
+    return LockResult(::fcntl(fd->get(), F_OFD_SETLK, &lock));
+  };
+  const int error = attempt();
+  if (error == 0) return reply.Ok();
+  if (error != EAGAIN || !args.wait) return reply.Error(error);
+  lock_waiter_.Wait(context.header.unique, std::move(attempt), std::move(reply));
+}
+
+void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
+  const int fd = FileHandle::Of(args.in.fh).fd();
+  const int operation = args.in.lk.type == F_RDLCK   ? LOCK_SH
+                        : args.in.lk.type == F_WRLCK ? LOCK_EX
+                                                     : LOCK_UN;
+  auto attempt = [fd, operation] { return LockResult(::flock(fd, operation | LOCK_NB)); };
+  const int error = attempt();
+  if (error == 0) return reply.Ok();
+  if (error != EAGAIN || !args.wait) return reply.Error(error);
+  lock_waiter_.Wait(context.header.unique, std::move(attempt), std::move(reply));
+}
+
+void PassthroughFs::Interrupt(const RequestContext&, const op::Interrupt& args) {
+  lock_waiter_.Interrupt(args.in.unique);
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,124 @@
+// PassthroughFs: directory entries (symlink, mknod, mkdir, link, unlink, rmdir, rename), each
+// made as the caller on a plain name under the parent's O_PATH fd, never following a symlink.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "daemon/backing.h"
+#include "daemon/credentials.h"
+#include "daemon/passthrough_fs.h"
+
+namespace ringfuse::daemon {
+
+int PassthroughFs::ChangeableDirectory(uint64_t nodeid, std::string_view name,
+                                       std::shared_ptr<const Inode>& dir) {
+  if (options_.read_only) return EROFS;
+  if (!IsPlainName(name)) return EINVAL;
+  dir = inodes_.Get(nodeid);
+  return dir == nullptr ? ESTALE : 0;
+}
+
+void PassthroughFs::AddEntry(const RequestContext& context, std::string_view name, uint32_t umask,
+                             absl::FunctionRef<int(int dir_fd, const char* name)> make,
+                             EntryReply reply) {
+  std::shared_ptr<const Inode> dir;
+  if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
+    return reply.Error(error);
+  }
+  const std::string name_string(name);
+  {
+    ActAsCaller caller(context, CreateUmask(umask));
+    if (make(dir->path.get(), name_string.c_str()) != 0) return reply.Error(errno);
+  }
+  abi::EntryOut entry;
+  if (const int error = EntryOf(context.nodeid(), name, entry); error != 0) {
+    return reply.Error(error);
+  }
+  reply.Ok(entry);
+}
+
+void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view name,
+                                absl::FunctionRef<int(int dir_fd, const char* name)> remove,
+                                EmptyReply reply) {
+  std::shared_ptr<const Inode> dir;
+  if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
+    return reply.Error(error);
+  }
+  ActAsCaller caller(context);
+  if (remove(dir->path.get(), std::string(name).c_str()) != 0) return reply.Error(errno);
+  reply.Ok();
+}
+
+void PassthroughFs::Symlink(const RequestContext& context, const op::Symlink& args,
+                            EntryReply reply) {
+  const std::string target(args.target);
+  AddEntry(
+      context, args.name, 0,
+      [&](int dir, const char* name) { return ::symlinkat(target.c_str(), dir, name); },
+      std::move(reply));
+}
+
+// Fifos, sockets, regular files, and devices where the caller may make them (CAP_MKNOD is one
+// of the capabilities a non-root fsuid loses).
+void PassthroughFs::Mknod(const RequestContext& context, const op::Mknod& args, EntryReply reply) {
+  AddEntry(
+      context, args.name, args.in.umask,
+      [&](int dir, const char* name) { return ::mknodat(dir, name, args.in.mode, args.in.rdev); },
+      std::move(reply));
+}
+
+void PassthroughFs::Mkdir(const RequestContext& context, const op::Mkdir& args, EntryReply reply) {
+  AddEntry(
+      context, args.name, args.in.umask,
+      [&](int dir, const char* name) { return ::mkdirat(dir, name, args.in.mode); },
+      std::move(reply));
+}
+
+// The inode is linked through its /proc/self/fd magic link: linkat(fd, "", AT_EMPTY_PATH) needs
+// CAP_DAC_READ_SEARCH, which a caller's fsuid does not keep. The link is followed to the inode
+// itself, so a symlink gets a new name, never its target.
+void PassthroughFs::Link(const RequestContext& context, const op::Link& args, EntryReply reply) {
+  const std::shared_ptr<const Inode> inode = inodes_.Get(args.in.oldnodeid);
+  if (inode == nullptr) return reply.Error(ESTALE);
+  const std::string source = ProcPath(inode->path.get());
+  AddEntry(
+      context, args.new_name, 0,
+      [&](int dir, const char* name) {
+        return ::linkat(AT_FDCWD, source.c_str(), dir, name, AT_SYMLINK_FOLLOW);
+      },
+      std::move(reply));
+}
+
+void PassthroughFs::Unlink(const RequestContext& context, const op::Unlink& args,
+                           EmptyReply reply) {
+  RemoveEntry(
+      context, args.name, [](int dir, const char* name) { return ::unlinkat(dir, name, 0); },
+      std::move(reply));
+}
+
+void PassthroughFs::Rmdir(const RequestContext& context, const op::Rmdir& args, EmptyReply reply) {
+  RemoveEntry(
+      context, args.name,
+      [](int dir, const char* name) { return ::unlinkat(dir, name, AT_REMOVEDIR); },
+      std::move(reply));
+}
+
+// RENAME_NOREPLACE, RENAME_EXCHANGE and RENAME_WHITEOUT go to the backing filesystem as given.
+void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args,
+                           EmptyReply reply) {
+  const std::shared_ptr<const Inode> new_dir = inodes_.Get(args.newdir);
+  if (new_dir == nullptr) return reply.Error(ESTALE);
+  if (!IsPlainName(args.new_name)) return reply.Error(EINVAL);
+  const std::string new_name(args.new_name);
+  RemoveEntry(
+      context, args.old_name,
+      [&](int dir, const char* name) {
+        return ::renameat2(dir, name, new_dir->path.get(), new_name.c_str(), args.flags);
+      },
+      std::move(reply));
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,117 @@
+// PassthroughFs: extended attributes, reached through /proc/self/fd/N of the node's O_PATH fd
+// (the f*xattr calls refuse O_PATH fds), as the caller.
+//
+// Symlinks are the exception: no call reaches a symlink's own attributes through an fd or a
+// magic link without a name, so they are answered as having none (set and remove: EPERM, as
+// user.* attributes are refused on symlinks anyway). The privileged namespaces (trusted.*,
+// security.*) are checked by the client's kernel against the caller before a request is sent.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "daemon/backing.h"
+#include "daemon/credentials.h"
+#include "daemon/passthrough_fs.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+// The path to reach the node's attributes by, or the errno to answer.
+int AttributePath(const InodeTable& inodes, uint64_t nodeid, std::string& path) {
+  const std::shared_ptr<const Inode> inode = inodes.Get(nodeid);
+  if (inode == nullptr) return ESTALE;
+  struct stat st;
+  if (::fstatat(inode->path.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  if (S_ISLNK(st.st_mode)) return ENODATA;
+  path = ProcPath(inode->path.get());
+  return 0;
+}
+
+// The same, for a change: EROFS in read-only mode, EPERM for a symlink.
+int ChangeablePath(bool read_only, const InodeTable& inodes, uint64_t nodeid, std::string& path) {
+  if (read_only) return EROFS;
+  const int error = AttributePath(inodes, nodeid, path);
+  return error == ENODATA ? EPERM : error;
+}
+
+// GETXATTR and LISTXATTR: `size` 0 asks for the size only; `call(buffer, size)` is the
+// backing getxattr or listxattr.
+template <typename Call>
+void ReplyXattr(uint32_t size, Call call, XattrReply reply) {
+  if (size == 0) {
+    const ssize_t needed = call(nullptr, 0);
+    if (needed < 0) return reply.Error(errno);
+    return reply.Size(static_cast<uint32_t>(needed));
+  }
+  std::vector<char> buffer(size);
+  const ssize_t length = call(buffer.data(), buffer.size());
+  if (length < 0) return reply.Error(errno);
+  reply.Data(
+      ConstBytes(reinterpret_cast<const std::byte*>(buffer.data()), static_cast<size_t>(length)));
+}
+
+}  // namespace
+
+void PassthroughFs::Setxattr(const RequestContext& context, const op::Setxattr& args,
+                             EmptyReply reply) {
+  std::string path;
+  if (const int error = ChangeablePath(options_.read_only, inodes_, context.nodeid(), path);
+      error != 0) {
+    return reply.Error(error);
+  }
+  ActAsCaller caller(context);
+  if (::setxattr(path.c_str(), std::string(args.name).c_str(), args.value.data(), args.value.size(),
+                 static_cast<int>(args.in.flags)) != 0) {
+    return reply.Error(errno);
+  }
+  reply.Ok();
+}
+
+void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& args,
+                             XattrReply reply) {
+  std::string path;
+  if (const int error = AttributePath(inodes_, context.nodeid(), path); error != 0) {
+    return reply.Error(error);
+  }
+  const std::string name(args.name);
+  ActAsCaller caller(context);
+  ReplyXattr(
+      args.in.size,
+      [&](char* buffer, size_t size) {
+        return ::getxattr(path.c_str(), name.c_str(), buffer, size);
+      },
+      std::move(reply));
+}
+
+void PassthroughFs::Listxattr(const RequestContext& context, const op::Listxattr& args,
+                              XattrReply reply) {
+  std::string path;
+  if (const int error = AttributePath(inodes_, context.nodeid(), path); error == ENODATA) {
+    return args.in.size == 0 ? reply.Size(0) : reply.Data({});
+  } else if (error != 0) {
+    return reply.Error(error);
+  }
+  ActAsCaller caller(context);
+  ReplyXattr(
+      args.in.size,
+      [&](char* buffer, size_t size) { return ::listxattr(path.c_str(), buffer, size); },
+      std::move(reply));
+}
+
+void PassthroughFs::Removexattr(const RequestContext& context, const op::Removexattr& args,
+                                EmptyReply reply) {
+  std::string path;
+  if (const int error = ChangeablePath(options_.read_only, inodes_, context.nodeid(), path);
+      error != 0) {
+    return reply.Error(error);
+  }
+  ActAsCaller caller(context);
+  if (::removexattr(path.c_str(), std::string(args.name).c_str()) != 0) return reply.Error(errno);
+  reply.Ok();
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,56 @@
+// Running a piece of a test in a forked child (another lock owner, another user), bounded in time.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace ringfuse::daemon {
+
+// A child started now and reaped later, for two processes acting at once.
+//
+// The daemon serves from this very process, so the child first closes every fd but stdio and
+// `keep_fd`: a copy of one of the daemon's fds would keep its open file, and the locks held
+// there, alive for as long as the child lives.
+class Child {
+ public:
+  explicit Child(const std::function<int()>& body, int keep_fd = -1) : pid_(::fork()) {
+    if (pid_ != 0) return;
+    if (keep_fd > 3) ::close_range(3, static_cast<unsigned>(keep_fd) - 1, 0);
+    ::close_range(static_cast<unsigned>(std::max(keep_fd + 1, 3)), ~0u, 0);
+    ::_exit(body());
+  }
+  // The child's exit code, or -1 when it has not exited within `bound` (then killed).
+  int Join(std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+    if (pid_ < 0) return -1;
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// Runs `body` in a child and returns what it returned (0..255), or -1 if it did not exit within
+// `bound` or died otherwise. The child should only make system calls: the parent is threaded.
+inline int RunInChild(const std::function<int()>& body, int keep_fd = -1,
+                      std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+  return Child(body, keep_fd).Join(bound);
+}
+
+}  // namespace ringfuse::daemon

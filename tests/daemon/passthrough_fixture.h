@@ -1,0 +1,86 @@
+// A SOURCE directory served by PassthroughFs through a real mount, for the read-write tests.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "daemon/passthrough_fs.h"
+#include "daemon/session_options.h"
+#include "gtest/gtest.h"
+#include "tests/transport/kernel_fixture.h"
+
+namespace ringfuse::daemon {
+
+class PassthroughMountTest : public ringfuse::testing::TransportTest {
+ protected:
+  // SOURCE is <top>/source, so a test may keep files next to it, outside SOURCE, in <top>.
+  void SetUp() override {
+    TransportTest::SetUp();
+    if (IsSkipped()) return;
+    char dir_template[] = "/tmp/ringfuse-write.XXXXXX";
+    ASSERT_NE(::mkdtemp(dir_template), nullptr);
+    top_ = dir_template;
+    source_ = top_ + "/source";
+    ASSERT_EQ(::mkdir(source_.c_str(), 0755), 0);
+  }
+  void TearDown() override {
+    Unmount();
+    if (!top_.empty()) std::filesystem::remove_all(top_);
+  }
+
+  // Mounts SOURCE served with `options`; the kernel mounts it as `mount_options` say, by
+  // default the same (source and mountpoint are filled in here).
+  void Mount(DaemonOptions options = {}, std::optional<DaemonOptions> mount_options = {}) {
+    options.source = source_;
+    if (mount_options) mount_options->source = source_;
+    fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
+                                          options);
+    absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
+        ringfuse::testing::ServedMount::Start(*fs_, GetParam(),
+                                              MakeSessionOptions(mount_options.value_or(options)));
+    ASSERT_TRUE(mount.ok()) << mount.status();
+    mount_ = std::move(*mount);
+  }
+  void Unmount() {
+    mount_.reset();
+    fs_.reset();
+  }
+
+  std::string Source(const std::string& relative) const { return source_ + "/" + relative; }
+  std::string Mounted(const std::string& relative) const { return mount_->Path(relative); }
+
+  static std::string Contents(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::ostringstream text;
+    text << file.rdbuf();
+    return text.str();
+  }
+  static void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  static struct stat Lstat(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
+    return st;
+  }
+
+  std::string top_;
+  std::string source_;
+  std::unique_ptr<PassthroughFs> fs_;
+  std::unique_ptr<ringfuse::testing::ServedMount> mount_;
+};
+
+// errno of a call returning -1, or 0 when it succeeded.
+inline int ErrnoOf(long result) { return result < 0 ? errno : 0; }
+
+}  // namespace ringfuse::daemon
