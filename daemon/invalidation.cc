@@ -72,7 +72,12 @@ absl::StatusOr<InvalidationReport> Invalidate(Notifier& notifier, const KernelCa
   const absl::Time start = absl::Now();
   switch (method) {
     case InvalidationMethod::kNone: break;
-    case InvalidationMethod::kEpoch: tally.Count(notifier.Send(EncodeNotifyIncEpoch())); break;
+    case InvalidationMethod::kEpoch:
+      tally.Count(notifier.Send(EncodeNotifyIncEpoch()));
+      // The root has no dentry to go stale, so nothing makes the kernel ask for its attributes
+      // again: they are invalidated (attributes only) on their own.
+      tally.Count(notifier.Send(EncodeNotifyInvalInode(InodeTable::kRootNodeId, -1, 0)));
+      break;
     case InvalidationMethod::kEntries:
       for (const Notification& message : EncodeAll(cache, tally)) {
         tally.Count(notifier.Send(message));

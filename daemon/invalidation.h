@@ -19,7 +19,8 @@ enum class InvalidationMethod {
   kNone,            // nothing sent: cached entries live until their timeouts
   kEntries,         // one INVAL_ENTRY per name, then one INVAL_INODE per node, each a write
   kEntriesBatched,  // the same messages, submitted together through io_uring
-  kEpoch,           // one INC_EPOCH: every cached dentry of the connection is stale
+  kEpoch,           // one INC_EPOCH (every cached dentry of the connection is stale), and the
+                    // root's attributes
 };
 
 std::string_view InvalidationMethodName(InvalidationMethod method);

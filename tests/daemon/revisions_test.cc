@@ -668,6 +668,25 @@ TEST_P(DirectoryTrees, NoInvalidationStillServesTheOldTree) {
   ExpectServes("r2");
 }
 
+// Node 1 is never looked up, so no dentry's staleness makes the kernel ask for its attributes:
+// a publish must invalidate them itself, whatever the method (none being the control).
+TEST_P(DirectoryTrees, TheRootsAttributesFollowEachPublish) {
+  const auto root_inode = [this] {
+    struct stat st {};
+    EXPECT_EQ(::stat(mount_->root().c_str(), &st), 0) << std::strerror(errno);
+    return st.st_ino;
+  };
+  ASSERT_EQ(root_inode(), InodeOf("r1"));
+  ASSERT_TRUE(publisher_->Publish("r2", InvalidationMethod::kNone).ok());
+  EXPECT_EQ(root_inode(), InodeOf("r1"));
+  for (const auto& [method, revision] :
+       {std::pair{InvalidationMethod::kEpoch, "r3"}, std::pair{InvalidationMethod::kEntries, "r1"},
+        std::pair{InvalidationMethod::kEntriesBatched, "r2"}}) {
+    ASSERT_TRUE(publisher_->Publish(revision, method).ok());
+    EXPECT_EQ(root_inode(), InodeOf(revision)) << InvalidationMethodName(method);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, DirectoryTrees, ringfuse::testing::kEveryTransport,
                          ringfuse::testing::TransportTestName);
 
