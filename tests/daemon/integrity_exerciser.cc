@@ -205,6 +205,7 @@ void Runner::SkipWhatTheDirectoryRefuses() {
 
 void Runner::Skip(OpKinds kinds, const Failure& refusal) {
   report_.skipped.push_back(absl::StrFormat("%s: %s", Names(kinds), refusal.what));
+  report_.refused |= kinds;
   kinds_ &= ~kinds;
 }
 

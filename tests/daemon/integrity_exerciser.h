@@ -38,6 +38,7 @@ struct ExerciserReport {
   int failed_step = -1;
   std::optional<Difference> difference;  // when data or a size disagreed with the model
   // The operation kinds the directory refused (O_DIRECT, shared mappings), and why.
+  OpKinds refused;
   std::vector<std::string> skipped;
 };
 

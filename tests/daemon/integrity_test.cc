@@ -1,42 +1,54 @@
-// The integrity exerciser: it passes on local directories, and it catches a
-// file changed behind its back, so a pass means something.
+// The integrity exerciser: it passes on local directories, it catches a file changed behind its
+// back (so a pass means something), and it runs through the passthrough daemon on every
+// transport and caching configuration, after which the mount and SOURCE must hold the same bytes.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "tests/daemon/integrity_exerciser.h"
+#include "absl/strings/str_join.h"
+#include "daemon/passthrough_fs.h"
+#include "daemon/session_options.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/integrity_exerciser.h"
+#include "tests/transport/kernel_fixture.h"
 
 namespace ringfuse::integrity {
 namespace {
 
+using ringfuse::daemon::DaemonOptions;
+using ringfuse::daemon::PassthroughFs;
+using ringfuse::testing::ServedMount;
+
 // A fresh directory under `parent`, removed with what it holds.
 class TempDir {
-public:
-  explicit TempDir(const std::string &parent = "/tmp") {
+ public:
+  explicit TempDir(const std::string& parent = "/tmp") {
     std::string name = parent + "/ringfuse-integrity.XXXXXX";
-    if (::mkdtemp(name.data()) != nullptr)
-      path_ = name;
+    if (::mkdtemp(name.data()) != nullptr) path_ = name;
   }
   ~TempDir() {
-    if (!path_.empty())
-      std::filesystem::remove_all(path_);
+    if (!path_.empty()) std::filesystem::remove_all(path_);
   }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
 
-  const std::string &path() const { return path_; }
+  const std::string& path() const { return path_; }
 
-private:
+ private:
   std::string path_;
 };
 
-ExerciserOptions Seeded(const std::string &directory, uint64_t seed,
-                        int operations) {
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+ExerciserOptions Seeded(const std::string& directory, uint64_t seed, int operations) {
   ExerciserOptions options;
   options.directory = directory;
   options.seed = seed;
@@ -45,19 +57,17 @@ ExerciserOptions Seeded(const std::string &directory, uint64_t seed,
 }
 
 TEST(IntegrityExerciser, PassesOnLocalDirectories) {
-  for (const char *parent : {"/tmp", "/dev/shm"}) {
+  for (const char* parent : {"/tmp", "/dev/shm"}) {
     TempDir dir(parent);
     ASSERT_FALSE(dir.path().empty()) << parent;
     for (uint64_t seed : {1, 2}) {
-      const ExerciserReport report =
-          RunExerciser(Seeded(dir.path(), seed, 2000));
+      const ExerciserReport report = RunExerciser(Seeded(dir.path(), seed, 2000));
       EXPECT_TRUE(report.ok()) << report.failure;
     }
   }
 }
 
-// Flips one byte of file-0 through an fd of the test's own, after `step`;
-// remembers where.
+// Flips one byte of file-0 through an fd of the test's own, after `step`; remembers where.
 struct Corruption {
   std::string path;
   int step = 0;
@@ -65,8 +75,7 @@ struct Corruption {
   int original = -1;
 
   void operator()(int done) {
-    if (done != step)
-      return;
+    if (done != step) return;
     const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
     struct stat st;
     ASSERT_EQ(::fstat(fd, &st), 0);
@@ -81,57 +90,47 @@ struct Corruption {
   }
 };
 
-// Seed 4 reads file-0's middle byte within a few steps after step 150 (a seed
-// that overwrites or truncates the byte first leaves nothing to catch).
+// Seed 4 reads file-0's middle byte within a few steps after step 150 (a seed that overwrites
+// or truncates the byte first leaves nothing to catch).
 constexpr uint64_t kCorruptedSeed = 4;
 constexpr int kCorruptedOperations = 400;
 
-ExerciserReport RunCorrupted(const std::string &directory,
-                             Corruption &corruption) {
-  ExerciserOptions options =
-      Seeded(directory, kCorruptedSeed, kCorruptedOperations);
+ExerciserReport RunCorrupted(const std::string& directory, Corruption& corruption) {
+  ExerciserOptions options = Seeded(directory, kCorruptedSeed, kCorruptedOperations);
   options.after_step = [&corruption](int step) { corruption(step); };
   return RunExerciser(options);
 }
 
-void ExpectReported(const ExerciserReport &report,
-                    const Corruption &corruption) {
+void ExpectReported(const ExerciserReport& report, const Corruption& corruption) {
   ASSERT_FALSE(report.ok()) << "the corrupted byte went unnoticed";
   EXPECT_GT(report.failed_step, corruption.step) << report.failure;
   ASSERT_TRUE(report.difference.has_value()) << report.failure;
   EXPECT_EQ(report.difference->offset, corruption.offset) << report.failure;
   EXPECT_EQ(report.difference->expected, corruption.original) << report.failure;
-  EXPECT_EQ(report.difference->actual, corruption.original ^ 0xff)
-      << report.failure;
-  EXPECT_NE(report.failure.find(absl::StrFormat(
-                "seed %d, step %d", kCorruptedSeed, report.failed_step)),
-            std::string::npos)
-      << report.failure;
+  EXPECT_EQ(report.difference->actual, corruption.original ^ 0xff) << report.failure;
   EXPECT_NE(
-      report.failure.find(absl::StrFormat("#%d ", report.failed_step - 19)),
+      report.failure.find(absl::StrFormat("seed %d, step %d", kCorruptedSeed, report.failed_step)),
       std::string::npos)
+      << report.failure;
+  EXPECT_NE(report.failure.find(absl::StrFormat("#%d ", report.failed_step - 19)),
+            std::string::npos)
       << "the report lists the last 20 operations:\n"
       << report.failure;
 }
 
-std::string PathOfFirstFile(const TempDir &dir) {
-  return dir.path() + "/" + ExerciserFileName(0);
-}
+std::string PathOfFirstFile(const TempDir& dir) { return dir.path() + "/" + ExerciserFileName(0); }
 
 TEST(IntegrityExerciser, ReportsAByteChangedBehindItsBackAtTheNextReadOfIt) {
   TempDir dir;
   Corruption corruption{.path = PathOfFirstFile(dir), .step = 150};
   const ExerciserReport report = RunCorrupted(dir.path(), corruption);
   ExpectReported(report, corruption);
-  EXPECT_LT(report.failed_step, kCorruptedOperations)
-      << "a read saw it before the final check";
+  EXPECT_LT(report.failed_step, kCorruptedOperations) << "a read saw it before the final check";
 }
 
-TEST(IntegrityExerciser,
-     ReportsAByteChangedAfterTheLastStepInTheFinalComparison) {
+TEST(IntegrityExerciser, ReportsAByteChangedAfterTheLastStepInTheFinalComparison) {
   TempDir dir;
-  Corruption corruption{.path = PathOfFirstFile(dir),
-                        .step = kCorruptedOperations - 1};
+  Corruption corruption{.path = PathOfFirstFile(dir), .step = kCorruptedOperations - 1};
   const ExerciserReport report = RunCorrupted(dir.path(), corruption);
   ExpectReported(report, corruption);
   EXPECT_EQ(report.failed_step, kCorruptedOperations);
@@ -146,5 +145,109 @@ TEST(IntegrityExerciser, TheSeedAloneReplaysARun) {
   EXPECT_EQ(RunCorrupted(dir.path(), second).failure, first_failure);
 }
 
-} // namespace
-} // namespace ringfuse::integrity
+// How much each mounted configuration runs: a few thousand operations for each of a few seeds,
+// sized so that one test stays well under 20 s under ASan on two CPUs.
+constexpr uint64_t kSeeds[] = {11, 12, 13};
+constexpr int kOperations = 2000;
+
+class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
+ protected:
+  void SetUp() override {
+    TransportTest::SetUp();
+    if (IsSkipped()) return;
+    source_ = std::make_unique<TempDir>();
+    ASSERT_FALSE(source_->path().empty());
+  }
+  void TearDown() override {
+    mount_.reset();
+    fs_.reset();
+    source_.reset();
+  }
+
+  // `options.source` only names the mount (mount(2) refuses an empty one); the served directory
+  // is the fd given to PassthroughFs, and ServedMount picks the mountpoint.
+  absl::Status Mount(DaemonOptions options) {
+    options.source = source_->path();
+    fs_ = std::make_unique<PassthroughFs>(
+        UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
+    absl::StatusOr<std::unique_ptr<ServedMount>> mount =
+        ServedMount::Start(*fs_, GetParam(), daemon::MakeSessionOptions(options));
+    if (!mount.ok()) return mount.status();
+    mount_ = std::move(*mount);
+    return absl::OkStatus();
+  }
+
+  void MountAndExercise(const DaemonOptions& options, OpKinds refused = {}) {
+    const absl::Status mounted = Mount(options);
+    ASSERT_TRUE(mounted.ok()) << mounted;
+    ExerciseEverySeed(refused);
+  }
+
+  // Every seed through the mount, each followed by a comparison of the mount's files with
+  // SOURCE's, once the exerciser has closed them. The mount must take every operation kind but
+  // those `refused`, so that a refusal cannot quietly shrink what is tested.
+  void ExerciseEverySeed(OpKinds refused) {
+    for (uint64_t seed : kSeeds) {
+      const ExerciserReport report = RunExerciser(Seeded(mount_->root(), seed, kOperations));
+      ASSERT_TRUE(report.ok()) << report.failure;
+      EXPECT_EQ(report.refused, refused) << absl::StrJoin(report.skipped, "\n");
+      ExpectSourceHoldsWhatTheMountShows(seed);
+    }
+  }
+
+  void ExpectSourceHoldsWhatTheMountShows(uint64_t seed) {
+    for (int file = 0; file < ExerciserOptions().files; ++file) {
+      const std::string name = ExerciserFileName(file);
+      const std::string in_source = ReadFile(source_->path() + "/" + name);
+      const std::optional<Difference> difference =
+          FirstDifference(ReadFile(mount_->Path(name)), in_source, 0);
+      if (!difference) continue;
+      ADD_FAILURE() << "seed " << seed << ": " << name
+                    << " in SOURCE differs from the mount at offset " << difference->offset
+                    << "\n  mount  " << difference->expected_context << "\n  source "
+                    << difference->actual_context;
+    }
+  }
+
+  std::unique_ptr<TempDir> source_;
+  std::unique_ptr<PassthroughFs> fs_;
+  std::unique_ptr<ServedMount> mount_;
+};
+
+TEST_P(IntegrityThroughPassthrough, DefaultCaching) { MountAndExercise(DaemonOptions{}); }
+
+TEST_P(IntegrityThroughPassthrough, CacheOff) {
+  DaemonOptions options;
+  options.cache = false;
+  options.entry_timeout = options.attr_timeout = options.negative_timeout = {};  // as -o cache=off
+  // A direct_io file cannot be mapped shared unless the server asks for DIRECT_IO_ALLOW_MMAP.
+  MountAndExercise(options, Only({OpKind::kMmapWrite, OpKind::kMmapRead}));
+}
+
+TEST_P(IntegrityThroughPassthrough, WritebackCache) {
+  DaemonOptions options;
+  options.writeback_cache = true;
+  MountAndExercise(options);
+}
+
+// The kernel reads and writes SOURCE's files itself: the daemon serves no READ or WRITE.
+TEST_P(IntegrityThroughPassthrough, KernelPassthrough) {
+  DaemonOptions options;
+  options.passthrough = true;
+  if (const absl::Status mounted = Mount(options); !mounted.ok()) {
+    GTEST_SKIP() << "the kernel refuses passthrough: " << mounted;
+  }
+  fs_->AttachDevice(mount_->session().dev_fd());
+  if (const absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
+    GTEST_SKIP() << "kernel passthrough does not work here: " << works;
+  }
+  ASSERT_NO_FATAL_FAILURE(ExerciseEverySeed({}));
+  EXPECT_EQ(fs_->reads_served(), 0u);
+  EXPECT_EQ(fs_->writes_served(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, IntegrityThroughPassthrough,
+                         ringfuse::testing::kEveryTransport, ringfuse::testing::TransportTestName);
+
+}  // namespace
+}  // namespace ringfuse::integrity
