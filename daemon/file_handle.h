@@ -1,4 +1,5 @@
-// What an open regular file's fh points to: the backing fd and its kernel passthrough id.
+// What an open regular file's fh points to: the backing fd, and whether the kernel reads and
+// writes it through passthrough (the inode's shared backing id, see backing_ids.h).
 #pragma once
 
 #include <sys/stat.h>
@@ -25,15 +26,15 @@ class FileHandle {
   int flags() const { return flags_; }  // the backing open's flags
   dev_t dev() const { return dev_; }
   ino_t ino() const { return ino_; }
-  int32_t backing_id() const { return backing_id_; }
-  void set_backing_id(int32_t id) { backing_id_ = id; }
+  bool passthrough() const { return passthrough_; }
+  void set_passthrough() { passthrough_ = true; }
 
  private:
   const UniqueFd fd_;
   const int flags_;
   dev_t dev_;
   ino_t ino_;
-  int32_t backing_id_ = 0;
+  bool passthrough_ = false;
 };
 
 }  // namespace ringfuse::daemon

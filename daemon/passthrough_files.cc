@@ -55,7 +55,10 @@ absl::Status PassthroughFs::CheckPassthroughWorks() const {
 }
 
 int PassthroughFs::BackingFlags(uint32_t flags) const {
-  int backing = static_cast<int>(flags);
+  // O_DIRECT stays with the client's file (the kernel already bypasses its page cache for it);
+  // on the backing fd it would fail the daemon's unaligned buffers, and the kernel's own
+  // writeback and msync through whichever handle it picks.
+  int backing = static_cast<int>(flags) & ~O_DIRECT;
   if (options_.writeback_cache) {
     // The kernel reads pages around partial writes and places appends itself.
     if ((backing & O_ACCMODE) == O_WRONLY) backing = (backing & ~O_ACCMODE) | O_RDWR;
@@ -69,8 +72,10 @@ abi::OpenOut PassthroughFs::NewHandle(UniqueFd fd, int flags) {
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
   if (options_.passthrough && dev_fd >= 0) {
     // Should registering fail, the daemon serves this open itself.
-    if (absl::StatusOr<int32_t> id = OpenBacking(dev_fd, handle->fd()); id.ok()) {
-      handle->set_backing_id(*id);
+    absl::StatusOr<int32_t> id =
+        backing_ids_.Acquire(dev_fd, handle->fd(), handle->dev(), handle->ino(), Writes(flags));
+    if (id.ok()) {
+      handle->set_passthrough();
       return MakeOpenOut(handle->fh(), abi::kFopenPassthrough, *id);
     }
   }
@@ -171,7 +176,8 @@ void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyRep
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
   FileHandle* handle = &FileHandle::Of(args.in.fh);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (handle->backing_id() != 0 && dev_fd >= 0) (void)CloseBacking(dev_fd, handle->backing_id());
+  if (handle->passthrough() && dev_fd >= 0)
+    backing_ids_.Release(dev_fd, handle->dev(), handle->ino());
   delete handle;
   reply.Ok();
 }

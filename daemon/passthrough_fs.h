@@ -17,6 +17,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "daemon/backing_ids.h"
 #include "daemon/file_handle.h"
 #include "daemon/inode_table.h"
 #include "daemon/lock_waiter.h"
@@ -139,6 +140,7 @@ class PassthroughFs : public Handler {
   std::atomic<uint64_t> writes_{0};
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
+  BackingIds backing_ids_;
 };
 
 }  // namespace ringfuse::daemon

@@ -1,0 +1,46 @@
+#include "daemon/backing_ids.h"
+
+#include <fcntl.h>
+
+#include "daemon/backing.h"
+#include "transport/dev_fuse.h"
+#include "transport/fd.h"
+
+namespace ringfuse::daemon {
+
+absl::StatusOr<int32_t> BackingIds::Acquire(int dev_fd, int handle_fd, dev_t dev, ino_t ino,
+                                            bool writes) {
+  absl::MutexLock lock(&mutex_);
+  if (auto known = shared_.find({dev, ino}); known != shared_.end()) {
+    if (writes && !known->second.writable) {
+      return absl::FailedPreconditionError("the shared backing file is read-only");
+    }
+    ++known->second.opens;
+    return known->second.id;
+  }
+  // Opened as the daemon: the client's own open, as the caller, already passed the checks.
+  bool writable = true;
+  UniqueFd backing(Reopen(handle_fd, O_RDWR));
+  if (!backing.valid()) {
+    writable = false;
+    backing.reset(Reopen(handle_fd, O_RDONLY));
+  }
+  if (!backing.valid() || (writes && !writable)) {
+    return absl::FailedPreconditionError("no backing file to share for writing");
+  }
+  // The kernel keeps its own reference to the file; ours closes on return.
+  absl::StatusOr<int32_t> id = OpenBacking(dev_fd, backing.get());
+  if (!id.ok()) return id.status();
+  shared_[{dev, ino}] = Shared{*id, writable, 1};
+  return *id;
+}
+
+void BackingIds::Release(int dev_fd, dev_t dev, ino_t ino) {
+  absl::MutexLock lock(&mutex_);
+  auto known = shared_.find({dev, ino});
+  if (known == shared_.end() || --known->second.opens > 0) return;
+  (void)CloseBacking(dev_fd, known->second.id);
+  shared_.erase(known);
+}
+
+}  // namespace ringfuse::daemon
