@@ -1,0 +1,183 @@
+#include "tools/bench_daemon.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "daemon/control_socket.h"
+#include "tools/bench_system.h"
+#include "transport/errno_status.h"
+#include "transport/fd.h"
+
+namespace ringfuse::tools {
+namespace {
+
+// A publish of 8000 inodes by entries takes about 0.1 s; this only bounds a daemon that hangs.
+constexpr absl::Duration kControlTimeout = absl::Seconds(60);
+constexpr absl::Duration kStartTimeout = absl::Seconds(20);
+constexpr absl::Duration kStopTimeout = absl::Seconds(20);
+constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
+
+// In the child: its own process group, so that Ctrl-C reaches only the benchmark, which then
+// stops the daemon in order; a SIGTERM should the benchmark be killed outright, so that the
+// daemon unmounts anyway; stdout and stderr go to the log.
+[[noreturn]] void ExecDaemon(const DaemonLaunch& launch, int log_fd, pid_t benchmark) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != benchmark) ::_exit(127);  // it died before the line above
+  ::dup2(log_fd, STDOUT_FILENO);
+  ::dup2(log_fd, STDERR_FILENO);
+  const std::string transport = "--transport=" + launch.transport;
+  std::vector<const char*> argv = {
+      launch.binary.c_str(), "--revisions", launch.repo.c_str(), launch.mountpoint.c_str(), "-f",
+      transport.c_str(),     nullptr};
+  ::execv(launch.binary.c_str(), const_cast<char* const*>(argv.data()));
+  std::fprintf(stderr, "cannot run %s: %s\n", launch.binary.c_str(), std::strerror(errno));
+  ::_exit(127);
+}
+
+// The child's exit status once it has ended, or nothing while it runs.
+std::optional<int> Reap(pid_t pid, bool block) {
+  int status = 0;
+  pid_t done;
+  do {
+    done = ::waitpid(pid, &status, block ? 0 : WNOHANG);
+  } while (done < 0 && errno == EINTR);
+  if (done != pid) return std::nullopt;
+  return status;
+}
+
+std::string DescribeExit(int status) {
+  if (WIFSIGNALED(status)) return absl::StrFormat("was killed by signal %d", WTERMSIG(status));
+  return absl::StrFormat("exited with status %d", WEXITSTATUS(status));
+}
+
+}  // namespace
+
+std::string RingfusedNextToThisProgram() {
+  char self[PATH_MAX];
+  const ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) return "ringfused";
+  std::string path(self, static_cast<size_t>(length));
+  path.resize(path.rfind('/') + 1);
+  return path + "../daemon/ringfused";
+}
+
+absl::StatusOr<DaemonProcess> DaemonProcess::Start(const DaemonLaunch& launch) {
+  UniqueFd log(::open(launch.log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
+  if (!log.valid()) return ErrnoStatus(errno, launch.log);
+  const pid_t self = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return ErrnoStatus(errno, "fork");
+  if (pid == 0) ExecDaemon(launch, log.get(), self);
+  DaemonProcess daemon(pid, launch);
+  if (absl::Status status = daemon.AwaitControl(); !status.ok()) return status;
+  return daemon;
+}
+
+DaemonProcess::DaemonProcess(DaemonProcess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      exit_status_(other.exit_status_),
+      launch_(std::move(other.launch_)) {}
+
+DaemonProcess::~DaemonProcess() { (void)Stop(); }
+
+absl::Status DaemonProcess::AwaitControl() {
+  const absl::Time deadline = absl::Now() + kStartTimeout;
+  while (absl::Now() < deadline && !StopRequested()) {
+    if ((exit_status_ = Reap(pid_, false))) {
+      return absl::UnavailableError(absl::StrFormat("%s %s before serving:\n%s", launch_.binary,
+                                                    DescribeExit(*exit_status_), LogText()));
+    }
+    if (daemon::SendControlRequest(launch_.mountpoint, "status", kControlTimeout).ok()) {
+      return absl::OkStatus();
+    }
+    absl::SleepFor(kPollInterval);
+  }
+  if (StopRequested()) return absl::CancelledError("stopped by a signal");
+  return absl::DeadlineExceededError(
+      absl::StrFormat("%s did not serve %s within %s:\n%s", launch_.binary, launch_.mountpoint,
+                      absl::FormatDuration(kStartTimeout), LogText()));
+}
+
+std::optional<int> DaemonProcess::EndChild() {
+  if (exit_status_) return exit_status_;
+  ::kill(pid_, SIGTERM);
+  const absl::Time deadline = absl::Now() + kStopTimeout;
+  while (!(exit_status_ = Reap(pid_, false)) && absl::Now() < deadline) {
+    absl::SleepFor(kPollInterval);
+  }
+  if (!exit_status_) {
+    ::kill(pid_, SIGKILL);
+    exit_status_ = Reap(pid_, true);
+  }
+  return exit_status_;
+}
+
+absl::Status DaemonProcess::Stop() {
+  if (pid_ < 0) return absl::OkStatus();
+  const std::optional<int> status = EndChild();
+  pid_ = -1;
+  // EINVAL: the daemon unmounted, as it should have; nothing is left there.
+  const bool left_mounted = ::umount2(launch_.mountpoint.c_str(), MNT_DETACH) == 0;
+  if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && !left_mounted) {
+    return absl::OkStatus();
+  }
+  return absl::InternalError(absl::StrFormat(
+      "%s %s%s:\n%s", launch_.binary, status ? DescribeExit(*status) : "could not be waited for",
+      left_mounted ? " and left its mount behind (detached now)" : "", LogText()));
+}
+
+absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request) const {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> reply =
+      daemon::SendControlRequest(launch_.mountpoint, request, kControlTimeout);
+  const absl::Duration round_trip = absl::Now() - start;
+  if (!reply.ok()) return reply.status();
+  absl::StatusOr<daemon::ControlFields> fields = daemon::ParseControlReply(*reply);
+  if (!fields.ok()) {
+    return absl::Status(fields.status().code(),
+                        absl::StrFormat("%s: %s", request, fields.status().message()));
+  }
+  return ControlAnswer{std::move(*fields), round_trip};
+}
+
+std::string DaemonProcess::TransportChoice() const {
+  std::istringstream log(LogText());
+  for (std::string line; std::getline(log, line);) {
+    absl::string_view choice(line);
+    if (absl::ConsumePrefix(&choice, "ringfused: ")) return std::string(choice);
+  }
+  return "(not reported)";
+}
+
+std::string DaemonProcess::LogText() const {
+  std::ifstream file(launch_.log);
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+absl::StatusOr<double> NumberField(const daemon::ControlFields& fields, const std::string& name) {
+  auto found = fields.find(name);
+  double value = 0;
+  if (found == fields.end() || !absl::SimpleAtod(found->second, &value)) {
+    return absl::DataLossError(absl::StrFormat("ringfused's reply has no number %s=", name));
+  }
+  return value;
+}
+
+}  // namespace ringfuse::tools
