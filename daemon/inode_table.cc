@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -52,8 +51,8 @@ int InodeTable::Adopt(UniqueFd path, Found& found) {
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
   absl::MutexLock lock(&mutex_);
   const uint64_t nodeid = next_nodeid_++;
-  auto inode = std::make_shared<Inode>(
-      Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
+  auto inode =
+      std::make_shared<Inode>(Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
   by_backing_[{found.attr.st_dev, found.attr.st_ino}] = nodeid;
   by_nodeid_[nodeid] = Entry{inode, 1};
   found.inode = std::move(inode);
@@ -89,6 +88,7 @@ void InodeTable::TrackEntries() {
   tracking_entries_ = true;
 }
 
+// Lookups wait for this only as long as it takes to copy the node ids: the names leave in a swap.
 KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
   struct stat st {};
   ::fstat(root.get(), &st);
@@ -99,12 +99,9 @@ KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
   by_backing_.erase({root_entry.inode->dev, root_entry.inode->ino});
   by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
   root_entry.inode = std::move(inode);
-  cache.entries.assign(entries_.begin(), entries_.end());
-  entries_.clear();
-  std::sort(cache.entries.begin(), cache.entries.end());
+  cache.entries.swap(entries_);
   cache.nodeids.reserve(by_nodeid_.size());
   for (const auto& [nodeid, entry] : by_nodeid_) cache.nodeids.push_back(nodeid);
-  std::sort(cache.nodeids.begin(), cache.nodeids.end());
   return cache;
 }
 

@@ -37,9 +37,9 @@ struct Found {
 };
 
 // What the kernel may hold from this table: every name it looked up (a dentry, possibly negative)
-// and every node it has not forgotten, both in ascending order of node id.
+// and every node it has not forgotten, in no particular order.
 struct KernelCache {
-  std::vector<std::pair<uint64_t, std::string>> entries;
+  absl::flat_hash_set<std::pair<uint64_t, std::string>> entries;
   std::vector<uint64_t> nodeids;
 };
 
@@ -89,7 +89,7 @@ class InodeTable {
   std::map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
   bool tracking_entries_ ABSL_GUARDED_BY(mutex_) = false;
-  absl::flat_hash_set<std::pair<uint64_t, std::string>> entries_ ABSL_GUARDED_BY(mutex_);
+  decltype(KernelCache::entries) entries_ ABSL_GUARDED_BY(mutex_);
   uint64_t lookups_served_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 

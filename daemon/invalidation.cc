@@ -1,5 +1,6 @@
 #include "daemon/invalidation.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -32,8 +33,12 @@ std::vector<Notification> EncodeAll(const KernelCache& cache, Tally& tally) {
   for (const uint64_t nodeid : cache.nodeids) {
     messages.push_back(EncodeNotifyInvalInode(nodeid, 0, 0));
   }
-  for (auto entry = cache.entries.rbegin(); entry != cache.entries.rend(); ++entry) {
-    absl::StatusOr<Notification> message = EncodeNotifyInvalEntry(entry->first, entry->second);
+  std::vector<const std::pair<uint64_t, std::string>*> names;
+  names.reserve(cache.entries.size());
+  for (const auto& entry : cache.entries) names.push_back(&entry);
+  std::sort(names.begin(), names.end(), [](auto* a, auto* b) { return a->first > b->first; });
+  for (const auto* name : names) {
+    absl::StatusOr<Notification> message = EncodeNotifyInvalEntry(name->first, name->second);
     if (message.ok()) {
       messages.push_back(*message);
     } else {
