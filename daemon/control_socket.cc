@@ -1,14 +1,17 @@
 #include "daemon/control_socket.h"
 
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "transport/errno_status.h"
@@ -18,35 +21,100 @@ namespace ringfuse::daemon {
 namespace {
 
 constexpr size_t kMaxLine = 4096;
-constexpr absl::Duration kServerIoTimeout = absl::Seconds(5);
+constexpr absl::Duration kServerRequestBound = absl::Seconds(5);
 
-// "\0ringfused/<device>": abstract, so it vanishes with the daemon.
-socklen_t AddressFor(dev_t device, sockaddr_un& address) {
-  address = {};
+// Where sockets of a user's daemons live: root's in /run, others' in their runtime directory.
+std::vector<std::string> SocketDirectories() {
+  std::vector<std::string> directories;
+  if (::geteuid() == 0) directories.push_back("/run/ringfused");
+  if (const char* runtime = ::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && *runtime == '/') {
+    directories.push_back(std::string(runtime) + "/ringfused");
+  }
+  if (::geteuid() != 0) directories.push_back("/run/ringfused");  // root's, for ringfuse-ctl
+  return directories;
+}
+
+std::string SocketPath(const std::string& directory, dev_t device) {
+  return absl::StrFormat("%s/%u.sock", directory, static_cast<unsigned>(device));
+}
+
+// The daemon's own directory: created 0700 if missing; refused unless it is a real directory
+// that only this user can write, since whoever can write there can take a socket's name.
+absl::Status MakePrivateDirectory(const std::string& directory) {
+  if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+    return ErrnoStatus(errno, absl::StrFormat("creating %s", directory));
+  }
+  struct stat st {};
+  if (::lstat(directory.c_str(), &st) != 0) return ErrnoStatus(errno, directory);
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "%s must be a directory of uid %u that no one else can write", directory, ::geteuid()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<sockaddr_un> AddressOf(const std::string& path) {
+  sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  const std::string name = absl::StrFormat("ringfused/%u", static_cast<unsigned>(device));
-  std::memcpy(address.sun_path + 1, name.data(), name.size());
-  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  if (path.size() >= sizeof(address.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrFormat("socket path too long: %s", path));
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return address;
 }
 
-void SetTimeouts(int fd, absl::Duration timeout) {
-  const timeval tv = absl::ToTimeval(timeout);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+bool PeerIsTrusted(int connection) {
+  ucred peer{};
+  socklen_t size = sizeof(peer);
+  if (::getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) return false;
+  return peer.uid == 0 || peer.uid == ::geteuid();
 }
 
-// Reads up to the first newline; the line without it, or an error.
-absl::StatusOr<std::string> ReadLine(int fd) {
+// Binds `path`, replacing a socket left by a daemon that died (one nobody answers on).
+absl::StatusOr<UniqueFd> Listen(const std::string& path) {
+  absl::StatusOr<sockaddr_un> address = AddressOf(path);
+  if (!address.ok()) return address.status();
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!listener.valid()) return ErrnoStatus(errno, "control socket");
+  const auto* raw = reinterpret_cast<const sockaddr*>(&*address);
+  if (::bind(listener.get(), raw, sizeof(*address)) != 0) {
+    if (errno != EADDRINUSE) return ErrnoStatus(errno, absl::StrFormat("binding %s", path));
+    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (::connect(probe.get(), raw, sizeof(*address)) == 0) {
+      return absl::AlreadyExistsError(absl::StrFormat("%s is served by another daemon", path));
+    }
+    ::unlink(path.c_str());
+    if (::bind(listener.get(), raw, sizeof(*address)) != 0) {
+      return ErrnoStatus(errno, absl::StrFormat("binding %s", path));
+    }
+  }
+  if (::listen(listener.get(), 8) != 0)
+    return ErrnoStatus(errno, absl::StrFormat("listening on %s", path));
+  return listener;
+}
+
+// Reads up to the first newline, all of it within `deadline`.
+absl::StatusOr<std::string> ReadLine(int fd, absl::Time deadline) {
   std::string line;
-  char c;
-  while (line.size() < kMaxLine) {
-    const ssize_t n = ::read(fd, &c, 1);
+  char buffer[512];
+  for (;;) {
+    const int wait_ms =
+        static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
+    pollfd readable{fd, POLLIN, 0};
+    const int ready = ::poll(&readable, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return ErrnoStatus(errno, "waiting on the control socket");
+    if (ready == 0) return absl::DeadlineExceededError("the control socket stayed silent");
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus(errno, "reading the control socket");
-    if (n == 0 || c == '\n') return line;
-    line.push_back(c);
+    if (n == 0) return line;
+    line.append(buffer, static_cast<size_t>(n));
+    if (const size_t end = line.find('\n'); end != std::string::npos) return line.substr(0, end);
+    if (line.size() > kMaxLine) {
+      return absl::InvalidArgumentError("control line longer than 4096 bytes");
+    }
   }
-  return absl::InvalidArgumentError("control line longer than 4096 bytes");
 }
 
 absl::Status WriteAll(int fd, std::string_view data) {
@@ -59,11 +127,9 @@ absl::Status WriteAll(int fd, std::string_view data) {
   return absl::OkStatus();
 }
 
-bool PeerMayControl(int connection) {
-  ucred peer{};
-  socklen_t size = sizeof(peer);
-  if (::getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) return false;
-  return peer.uid == 0 || peer.uid == ::geteuid();
+void SetSendTimeout(int fd, absl::Duration timeout) {
+  const timeval tv = absl::ToTimeval(timeout);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 }  // namespace
@@ -82,22 +148,22 @@ absl::StatusOr<dev_t> MountedDevice(const std::string& mountpoint) {
 
 absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(dev_t mount_device,
                                                                     Answer answer) {
-  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!listener.valid()) return ErrnoStatus(errno, "control socket");
-  sockaddr_un address;
-  const socklen_t length = AddressFor(mount_device, address);
-  if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-      ::listen(listener.get(), 8) != 0) {
-    return ErrnoStatus(errno, "binding the control socket");
-  }
+  const std::string directory = SocketDirectories().front();
+  if (absl::Status status = MakePrivateDirectory(directory); !status.ok()) return status;
+  const std::string path = SocketPath(directory, mount_device);
+  absl::StatusOr<UniqueFd> listener = Listen(path);
+  if (!listener.ok()) return listener.status();
   UniqueFd wake(::eventfd(0, EFD_CLOEXEC));
   if (!wake.valid()) return ErrnoStatus(errno, "eventfd");
   return std::unique_ptr<ControlServer>(
-      new ControlServer(std::move(listener), std::move(wake), std::move(answer)));
+      new ControlServer(path, std::move(*listener), std::move(wake), std::move(answer)));
 }
 
-ControlServer::ControlServer(UniqueFd listener, UniqueFd wake, Answer answer)
-    : listener_(std::move(listener)), wake_(std::move(wake)), answer_(std::move(answer)) {
+ControlServer::ControlServer(std::string path, UniqueFd listener, UniqueFd wake, Answer answer)
+    : path_(std::move(path)),
+      listener_(std::move(listener)),
+      wake_(std::move(wake)),
+      answer_(std::move(answer)) {
   thread_ = std::thread([this] { Serve(); });
 }
 
@@ -105,6 +171,7 @@ ControlServer::~ControlServer() {
   const uint64_t one = 1;
   if (::write(wake_.get(), &one, sizeof(one)) < 0) LogLine(LogLevel::kError, "control: wake");
   thread_.join();
+  ::unlink(path_.c_str());
 }
 
 void ControlServer::Serve() {
@@ -118,17 +185,18 @@ void ControlServer::Serve() {
   }
 }
 
+// One request at a time, each bounded, so a silent client holds the channel for 5 s at most.
 void ControlServer::ServeOne(int connection) {
-  SetTimeouts(connection, kServerIoTimeout);
-  if (!PeerMayControl(connection)) {
+  SetSendTimeout(connection, kServerRequestBound);
+  if (!PeerIsTrusted(connection)) {
     (void)WriteAll(connection, "error only root and the daemon's user may control it\n");
     return;
   }
-  absl::StatusOr<std::string> request = ReadLine(connection);
+  absl::StatusOr<std::string> request = ReadLine(connection, absl::Now() + kServerRequestBound);
   const std::string reply =
-      request.ok() ? answer_(*request) : absl::StrCat("error ", request.status().message());
+      request.ok() ? answer_(*request) : "error " + std::string(request.status().message());
   if (absl::Status status = WriteAll(connection, reply + "\n"); !status.ok()) {
-    LogLine(LogLevel::kWarning, absl::StrCat("control: ", status.message()));
+    LogLine(LogLevel::kWarning, "control: " + std::string(status.message()));
   }
 }
 
@@ -136,26 +204,44 @@ absl::StatusOr<std::string> SendControlRequest(const std::string& mountpoint,
                                                std::string_view request, absl::Duration timeout) {
   absl::StatusOr<dev_t> device = MountedDevice(mountpoint);
   if (!device.ok()) return device.status();
-  UniqueFd socket_fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!socket_fd.valid()) return ErrnoStatus(errno, "socket");
-  sockaddr_un address;
-  const socklen_t length = AddressFor(*device, address);
-  if (::connect(socket_fd.get(), reinterpret_cast<sockaddr*>(&address), length) != 0) {
-    return ErrnoStatus(errno,
-                       absl::StrFormat("no ringfused answers for %s (is it mounted by ringfused "
-                                       "with --revisions?)",
-                                       mountpoint));
-  }
-  SetTimeouts(socket_fd.get(), timeout);
-  if (absl::Status status = WriteAll(socket_fd.get(), std::string(request) + "\n"); !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<std::string> reply = ReadLine(socket_fd.get());
-  if (reply.ok() && reply->empty()) {
-    return absl::UnavailableError(
-        absl::StrFormat("ringfused for %s closed without answering", mountpoint));
+  absl::StatusOr<std::string> reply = SendControlRequestTo(*device, request, timeout);
+  if (absl::IsNotFound(reply.status())) {
+    return absl::NotFoundError(absl::StrFormat(
+        "no ringfused answers for %s (is it mounted by ringfused --revisions?)", mountpoint));
   }
   return reply;
+}
+
+absl::StatusOr<std::string> SendControlRequestTo(dev_t device, std::string_view request,
+                                                 absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (const std::string& directory : SocketDirectories()) {
+    const std::string path = SocketPath(directory, device);
+    absl::StatusOr<sockaddr_un> address = AddressOf(path);
+    if (!address.ok()) continue;
+    UniqueFd socket_fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!socket_fd.valid()) return ErrnoStatus(errno, "socket");
+    SetSendTimeout(socket_fd.get(), timeout);  // before connect: it bounds a full backlog too
+    if (::connect(socket_fd.get(), reinterpret_cast<const sockaddr*>(&*address),
+                  sizeof(*address)) != 0) {
+      continue;
+    }
+    if (!PeerIsTrusted(socket_fd.get())) {
+      return absl::PermissionDeniedError(
+          absl::StrFormat("%s is not served by root or by you; not trusting it", path));
+    }
+    if (absl::Status status = WriteAll(socket_fd.get(), std::string(request) + "\n");
+        !status.ok()) {
+      return status;
+    }
+    absl::StatusOr<std::string> reply = ReadLine(socket_fd.get(), deadline);
+    if (reply.ok() && reply->empty()) {
+      return absl::UnavailableError(absl::StrFormat("%s closed without answering", path));
+    }
+    return reply;
+  }
+  return absl::NotFoundError(
+      absl::StrFormat("no control socket for device %u", static_cast<unsigned>(device)));
 }
 
 }  // namespace ringfuse::daemon

@@ -1,7 +1,9 @@
-// The control channel between a running ringfused and ringfuse-ctl: an abstract unix socket
-// named after the mount's device number, so that the mountpoint alone finds its daemon and no
-// socket file is left behind. One request line and one reply line per connection; only root
-// and the daemon's own user may connect.
+// The control channel between a running ringfused and ringfuse-ctl: a unix socket named after
+// the mount's device number, so that the mountpoint alone finds its daemon. It lives in a
+// directory only its owner can write (/run/ringfused for root, $XDG_RUNTIME_DIR/ringfused for
+// other users), so nobody else can take its name first; each side checks the other's
+// credentials (root, or the same user). One request line and one reply line per connection,
+// each within a time bound.
 #pragma once
 
 #include <sys/types.h>
@@ -28,14 +30,17 @@ class ControlServer {
   using Answer = std::function<std::string(std::string_view request)>;
 
   static absl::StatusOr<std::unique_ptr<ControlServer>> Start(dev_t mount_device, Answer answer);
-  // Stops accepting and joins; a request being answered is finished first.
+  // Stops accepting, joins (a request being answered is finished first) and removes the socket.
   ~ControlServer();
 
+  const std::string& path() const { return path_; }
+
  private:
-  ControlServer(UniqueFd listener, UniqueFd wake, Answer answer);
+  ControlServer(std::string path, UniqueFd listener, UniqueFd wake, Answer answer);
   void Serve();
   void ServeOne(int connection);
 
+  std::string path_;
   UniqueFd listener_;
   UniqueFd wake_;  // an eventfd that ends Serve()
   Answer answer_;
@@ -45,5 +50,8 @@ class ControlServer {
 // Sends `request` to the daemon serving `mountpoint` and returns its reply line.
 absl::StatusOr<std::string> SendControlRequest(const std::string& mountpoint,
                                                std::string_view request, absl::Duration timeout);
+// The same, to the daemon of the mount whose device number is `mount_device`.
+absl::StatusOr<std::string> SendControlRequestTo(dev_t mount_device, std::string_view request,
+                                                 absl::Duration timeout);
 
 }  // namespace ringfuse::daemon

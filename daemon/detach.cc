@@ -1,6 +1,9 @@
 #include "daemon/detach.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,10 +19,28 @@ namespace ringfuse::daemon {
 namespace {
 
 // The verdict is "ok" or the error message; end of file without either means the daemon died.
-[[noreturn]] void WaitForVerdict(std::string_view program, UniqueFd verdict) {
+// SIGINT or SIGTERM (blocked since StopSignals; read here through a signalfd) while waiting pass
+// a SIGTERM on to the daemon, which unmounts as soon as it serves, and end the command.
+[[noreturn]] void WaitForVerdict(std::string_view program, UniqueFd verdict, pid_t daemon) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  UniqueFd signals(::signalfd(-1, &stop, SFD_CLOEXEC));
   std::string message;
   char buffer[512];
   for (;;) {
+    pollfd fds[2] = {{verdict.get(), POLLIN, 0}, {signals.get(), POLLIN, 0}};
+    if (::poll(fds, signals.valid() ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents != 0) {
+      ::kill(daemon, SIGTERM);
+      std::fprintf(stderr, "%.*s: interrupted; the daemon stops\n",
+                   static_cast<int>(program.size()), program.data());
+      std::_Exit(130);
+    }
     const ssize_t n = ::read(verdict.get(), buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -51,7 +72,7 @@ absl::StatusOr<DetachedDaemon> Detach(std::string_view program) {
   if (child < 0) return ErrnoStatus(errno, "fork");
   if (child > 0) {
     write_end.reset();
-    WaitForVerdict(program, std::move(read_end));
+    WaitForVerdict(program, std::move(read_end), child);
   }
   ::setsid();
   return DetachedDaemon(std::move(write_end));

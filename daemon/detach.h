@@ -24,8 +24,10 @@ class DetachedDaemon {
   UniqueFd verdict_;
 };
 
-// Forks; call it before any thread exists. Returns only in the daemon. The command's process
-// waits for the verdict and exits with it; it exits 1 too if the daemon dies without one.
+// Forks; call it before any thread exists, with SIGINT and SIGTERM blocked (StopSignals). Returns
+// only in the daemon. The command's process waits for the verdict and exits with it: 0, or 1
+// after printing the daemon's error (also if the daemon dies without one), or 130 when
+// interrupted, after telling the daemon to stop.
 absl::StatusOr<DetachedDaemon> Detach(std::string_view program);
 
 }  // namespace ringfuse::daemon

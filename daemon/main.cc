@@ -121,8 +121,11 @@ int Run(const DaemonOptions& options, std::string_view program) {
   Running running;
   if (absl::Status status = Start(running, options); !status.ok()) {
     const std::string message(status.message());
-    if (detached) detached->Failed(message);
-    std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(), message.c_str());
+    if (detached) {
+      detached->Failed(message);  // the waiting command prints it
+    } else {
+      std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(), message.c_str());
+    }
     return 1;
   }
   if (detached) {

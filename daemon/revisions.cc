@@ -107,7 +107,12 @@ absl::StatusOr<PublishReport> Publisher::Publish(std::string_view revision,
   current_ = std::string(revision);
   report.switch_time = absl::Now() - start;
   absl::StatusOr<InvalidationReport> invalidation = Invalidate(notifier_, cache, method);
-  if (!invalidation.ok()) return invalidation.status();
+  if (!invalidation.ok()) {
+    return absl::Status(invalidation.status().code(),
+                        absl::StrFormat("now serving %s, but the kernel may still hold the old "
+                                        "revision: %s",
+                                        revision, invalidation.status().message()));
+  }
   report.invalidation = *invalidation;
   return report;
 }
