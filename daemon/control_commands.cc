@@ -35,10 +35,10 @@ std::string AnswerPublish(std::string_view revision, std::string_view method_nam
   const InvalidationReport& done = report->invalidation;
   return absl::StrFormat(
       "ok revision=%s method=%s switch_us=%.1f invalidate_us=%.1f entries=%u inodes=%u "
-      "messages=%u not_cached=%u",
+      "messages=%u not_cached=%u epoch_fallback=%d",
       report->revision, InvalidationMethodName(report->method),
       absl::ToDoubleMicroseconds(report->switch_time), absl::ToDoubleMicroseconds(done.elapsed),
-      done.entries, done.inodes, done.messages, done.not_cached);
+      done.entries, done.inodes, done.messages, done.not_cached, done.epoch_fallback ? 1 : 0);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // What ringfused answers on its control socket, and how ringfuse-ctl reads the answers.
 //
 //   publish REV METHOD  ->  ok revision=REV method=METHOD switch_us=.. invalidate_us=..
-//                              entries=.. inodes=.. messages=.. not_cached=..
+//                              entries=.. inodes=.. messages=.. not_cached=.. epoch_fallback=0|1
 //   status              ->  ok revision=REV nodes=.. lookups=.. pid=..
 //   anything wrong      ->  error MESSAGE
 //

@@ -78,14 +78,23 @@ void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
 std::shared_ptr<const Inode> InodeTable::Begin(uint64_t parent, std::string_view name) {
   absl::MutexLock lock(&mutex_);
   ++lookups_served_;
-  if (tracking_entries_) entries_.emplace(parent, std::string(name));
   auto entry = by_nodeid_.find(parent);
-  return entry == by_nodeid_.end() ? nullptr : entry->second.inode;
+  if (entry == by_nodeid_.end()) return nullptr;
+  if (tracked_entries_limit_ > 0) Track(parent, name);
+  return entry->second.inode;
 }
 
-void InodeTable::TrackEntries() {
+void InodeTable::Track(uint64_t parent, std::string_view name) {
+  if (entries_.size() < tracked_entries_limit_) {
+    entries_.emplace(parent, std::string(name));
+  } else if (!entries_.contains(std::pair<uint64_t, std::string>(parent, name))) {
+    entries_complete_ = false;
+  }
+}
+
+void InodeTable::TrackEntries(size_t limit) {
   absl::MutexLock lock(&mutex_);
-  tracking_entries_ = true;
+  tracked_entries_limit_ = limit;
 }
 
 // Lookups wait for this only as long as it takes to copy the node ids: the names leave in a swap.
@@ -100,6 +109,7 @@ KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
   by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
   root_entry.inode = std::move(inode);
   cache.entries.swap(entries_);
+  cache.entries_complete = std::exchange(entries_complete_, true);
   cache.nodeids.reserve(by_nodeid_.size());
   for (const auto& [nodeid, entry] : by_nodeid_) cache.nodeids.push_back(nodeid);
   return cache;

@@ -41,6 +41,8 @@ struct Found {
 struct KernelCache {
   absl::flat_hash_set<std::pair<uint64_t, std::string>> entries;
   std::vector<uint64_t> nodeids;
+  // False when more names were looked up than tracking keeps: `entries` then misses some.
+  bool entries_complete = true;
 };
 
 class InodeTable {
@@ -64,7 +66,10 @@ class InodeTable {
 
   // Remember every (parent, name) looked up from now on, found or not, so that ReplaceRoot can
   // say which dentries the kernel may hold. Off by default: it costs a set insert per lookup.
-  void TrackEntries();
+  // At most `limit` names are kept between two switches, so that clients looking up ever new
+  // missing names cannot grow the daemon without bound; past it, the cache is incomplete.
+  static constexpr size_t kDefaultTrackedEntries = 1 << 18;
+  void TrackEntries(size_t limit = kDefaultTrackedEntries);
   // Serves `root` (an O_PATH directory fd) as node 1 from now on, and returns what the kernel
   // may have cached before, forgetting the tracked names: the caller invalidates them next.
   // A lookup that started before this call either is in the returned names or resolves under
@@ -82,13 +87,16 @@ class InodeTable {
     uint64_t lookups = 0;
   };
 
+  // Counts a lookup and, when tracking, notes its name; returns the parent, null if forgotten.
   std::shared_ptr<const Inode> Begin(uint64_t parent, std::string_view name);
+  void Track(uint64_t parent, std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<uint64_t, Entry> by_nodeid_ ABSL_GUARDED_BY(mutex_);
   std::map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
-  bool tracking_entries_ ABSL_GUARDED_BY(mutex_) = false;
+  size_t tracked_entries_limit_ ABSL_GUARDED_BY(mutex_) = 0;  // 0: not tracking
+  bool entries_complete_ ABSL_GUARDED_BY(mutex_) = true;
   decltype(KernelCache::entries) entries_ ABSL_GUARDED_BY(mutex_);
   uint64_t lookups_served_ ABSL_GUARDED_BY(mutex_) = 0;
 };

@@ -94,6 +94,13 @@ absl::StatusOr<InvalidationReport> Invalidate(Notifier& notifier, const KernelCa
       }
       break;
   }
+  const bool per_entry =
+      method == InvalidationMethod::kEntries || method == InvalidationMethod::kEntriesBatched;
+  if (per_entry && !cache.entries_complete) {
+    // Some names were not tracked, so they were not invalidated above: only an epoch reaches them.
+    tally.Count(notifier.Send(EncodeNotifyIncEpoch()));
+    tally.report.epoch_fallback = true;
+  }
   tally.report.elapsed = absl::Now() - start;
   if (!tally.first_error.ok()) {
     return absl::Status(tally.first_error.code(),

@@ -28,10 +28,11 @@ std::optional<InvalidationMethod> ParseInvalidationMethod(std::string_view name)
 
 struct InvalidationReport {
   absl::Duration elapsed;
-  uint64_t entries = 0;     // names the daemon had handed out
-  uint64_t inodes = 0;      // nodes the kernel had not forgotten
-  uint64_t messages = 0;    // notifications sent
-  uint64_t not_cached = 0;  // of those, how many the kernel no longer held (ENOENT)
+  uint64_t entries = 0;         // names the daemon had handed out
+  uint64_t inodes = 0;          // nodes the kernel had not forgotten
+  uint64_t messages = 0;        // notifications sent
+  uint64_t not_cached = 0;      // of those, how many the kernel no longer held (ENOENT)
+  bool epoch_fallback = false;  // per entry, but more names than were tracked: INC_EPOCH too
 };
 
 // Sends what `method` sends for `cache` and waits until the kernel has taken all of it. An

@@ -55,6 +55,9 @@ void PrintPublished(const ControlFields& f) {
       Field(f, "inodes").c_str());
   const std::string not_cached = Field(f, "not_cached");
   if (not_cached != "0") std::printf(" (%s were gone already)", not_cached.c_str());
+  if (Field(f, "epoch_fallback") == "1") {
+    std::printf("; more names were looked up than the daemon tracks, so an INC_EPOCH went too");
+  }
   std::printf("\n");
 }
 

@@ -87,5 +87,42 @@ TEST_F(InodeTableTest, ARenamedDirectoryKeepsItsNodeAndItsChildrenResolveThrough
   EXPECT_EQ(NodeOf(InodeTable::kRootNodeId, "moved"), dir);
 }
 
+TEST_F(InodeTableTest, ReplaceRootReportsTrackedNamesOnceAndSwitchesTheRoot) {
+  table_->TrackEntries();
+  const uint64_t dir = NodeOf(InodeTable::kRootNodeId, "dir");
+  NodeOf(dir, "hardlink");
+  Found missing;
+  EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, "missing", missing), ENOENT);
+  EXPECT_EQ(table_->Lookup(999, "under-a-forgotten-parent", missing), ESTALE);
+
+  KernelCache cache =
+      table_->ReplaceRoot(UniqueFd(::open((root_ + "/dir").c_str(), O_PATH | O_CLOEXEC)));
+  EXPECT_TRUE(cache.entries_complete);
+  const decltype(cache.entries) expected = {
+      {InodeTable::kRootNodeId, "dir"}, {dir, "hardlink"}, {InodeTable::kRootNodeId, "missing"}};
+  EXPECT_EQ(cache.entries, expected);
+  EXPECT_EQ(cache.nodeids.size(), table_->size());
+  // Node 1 now is what was "dir": its entry is found there.
+  EXPECT_EQ(NodeOf(InodeTable::kRootNodeId, "hardlink"), NodeOf(dir, "hardlink"));
+  cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  EXPECT_EQ(cache.entries.size(), 2u) << "names reported by a switch are reported only once";
+}
+
+TEST_F(InodeTableTest, TrackingPastItsLimitMarksTheNamesIncomplete) {
+  table_->TrackEntries(2);
+  Found found;
+  for (const char* name : {"a", "b", "a", "b"})
+    table_->Lookup(InodeTable::kRootNodeId, name, found);
+  KernelCache cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  EXPECT_EQ(cache.entries.size(), 2u);
+  EXPECT_TRUE(cache.entries_complete) << "names already tracked do not count twice";
+  for (const char* name : {"a", "b", "c"}) table_->Lookup(InodeTable::kRootNodeId, name, found);
+  cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  EXPECT_EQ(cache.entries.size(), 2u);
+  EXPECT_FALSE(cache.entries_complete);
+  cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  EXPECT_TRUE(cache.entries_complete) << "a switch starts a new, complete set";
+}
+
 }  // namespace
 }  // namespace ringfuse::daemon

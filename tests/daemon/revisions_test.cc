@@ -668,6 +668,23 @@ TEST_P(DirectoryTrees, NoInvalidationStillServesTheOldTree) {
   ExpectServes("r2");
 }
 
+// More names than the daemon tracks: the per-entry publish cannot reach the untracked ones, so
+// it adds an INC_EPOCH, and the tree is still exactly the new revision.
+TEST_P(DirectoryTrees, EntriesPastTheTrackingLimitFallBackToAnEpoch) {
+  fs_->inodes().TrackEntries(3);
+  ExpectServes("r1");
+  for (const InvalidationMethod method :
+       {InvalidationMethod::kEntries, InvalidationMethod::kEntriesBatched}) {
+    for (const char* revision : {"r2", "r1"}) {
+      absl::StatusOr<PublishReport> report = publisher_->Publish(revision, method);
+      ASSERT_TRUE(report.ok()) << report.status();
+      EXPECT_TRUE(report->invalidation.epoch_fallback);
+      EXPECT_EQ(report->invalidation.entries, 3u);
+      ExpectServes(revision);
+    }
+  }
+}
+
 // Node 1 is never looked up, so no dentry's staleness makes the kernel ask for its attributes:
 // a publish must invalidate them itself, whatever the method (none being the control).
 TEST_P(DirectoryTrees, TheRootsAttributesFollowEachPublish) {
