@@ -26,7 +26,7 @@ absl::StatusOr<int32_t> BackingIds::Acquire(int dev_fd, int handle_fd, dev_t dev
     backing.reset(Reopen(handle_fd, O_RDONLY));
   }
   if (!backing.valid() || (writes && !writable)) {
-    return absl::FailedPreconditionError("no backing file to share for writing");
+    return absl::UnavailableError("no backing file to share for writing");
   }
   // The kernel keeps its own reference to the file; ours closes on return.
   absl::StatusOr<int32_t> id = OpenBacking(dev_fd, backing.get());

@@ -3,7 +3,12 @@
 // the first open, counted, and closed by the last release.
 //
 // The shared backing file is opened read-write whenever the backing filesystem lets the daemon,
-// since a later open of the same inode may write through it even if the first only read.
+// even for a first open that only reads: a later open of the same inode may write, and the
+// kernel neither lets it use another backing file while this one is registered nor lets the
+// daemon serve it itself (fs/fuse/iomode.c: every open of an inode open in passthrough must be
+// passthrough too). What that costs: while a file is open through the mount, the daemon is a
+// writer of it in SOURCE, so running it there natively fails ETXTBSY, and leases and inotify
+// see a writer.
 #pragma once
 
 #include <sys/types.h>
@@ -20,8 +25,10 @@ namespace ringfuse::daemon {
 class BackingIds {
  public:
   // The backing id for the inode `handle_fd` is open on, registering it on `dev_fd` first if no
-  // open of that inode holds one. FailedPrecondition if `writes` but the shared file could only
-  // be had read-only (a running executable, say): the caller serves that open itself.
+  // open of that inode holds one. FailedPrecondition if `writes` but the registered shared file
+  // is read-only (it was a running executable, say, when it was opened): that open must fail,
+  // since the kernel accepts no other kind of open of the inode. Another error when nothing is
+  // registered and registering failed: the caller may serve that open itself.
   absl::StatusOr<int32_t> Acquire(int dev_fd, int handle_fd, dev_t dev, ino_t ino, bool writes);
   // One open of (dev, ino) ended; the registration is closed when it was the last.
   void Release(int dev_fd, dev_t dev, ino_t ino);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -82,11 +83,9 @@ std::vector<gid_t> CallerGroups(const RequestContext& context) {
     }
   }
   const RecordArray<uint32_t>& extra = context.extensions.supp_groups;
-  for (uint32_t i = 0; i < extra.size(); ++i) {
-    if (std::find(groups.begin(), groups.end(), extra[i]) == groups.end()) {
-      groups.push_back(extra[i]);
-    }
-  }
+  for (uint32_t i = 0; i < extra.size(); ++i) groups.push_back(extra[i]);
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   return groups;
 }
 
@@ -105,8 +104,12 @@ ActAsCaller::ActAsCaller(const RequestContext& context, mode_t umask) {
   switched_ids_ = true;
   old_fsgid_ = static_cast<uint32_t>(::syscall(SYS_setfsgid, context.gid()));
   if (context.uid() != 0) {
-    // Groups only matter once the capabilities are gone; root reaches everything anyway.
-    switched_groups_ = RawSetgroups(CallerGroups(context)) == 0;
+    // Groups only matter once the capabilities are gone; root reaches everything anyway. Where
+    // the caller's cannot be set (more than the kernel allows, say), none rather than the
+    // daemon's: fewer rights than the caller's, never more.
+    switched_groups_ =
+        RawSetgroups(CallerGroups(context)) == 0 || RawSetgroups(std::vector<gid_t>{}) == 0;
+    ok_ = switched_groups_;
   }
   old_fsuid_ = static_cast<uint32_t>(::syscall(SYS_setfsuid, context.uid()));
 }
@@ -117,6 +120,15 @@ ActAsCaller::~ActAsCaller() {
   ::syscall(SYS_setfsuid, old_fsuid_);  // first: it brings the capabilities back
   ::syscall(SYS_setfsgid, old_fsgid_);
   if (switched_groups_) RawSetgroups(DaemonGroups());
+}
+
+int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call) {
+  ActAsCaller caller(context, umask);
+  if (!caller.ok()) {
+    errno = EPERM;
+    return -1;
+  }
+  return call();
 }
 
 }  // namespace ringfuse::daemon

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "protocol/handler.h"
 
 namespace ringfuse::daemon {
@@ -53,7 +54,13 @@ class ActAsCaller {
   ActAsCaller(const ActAsCaller&) = delete;
   ActAsCaller& operator=(const ActAsCaller&) = delete;
 
+  // False when the thread could take the caller's ids but not shed the daemon's supplementary
+  // groups (setgroups refused even an empty list): it may then have rights the caller lacks,
+  // and the operation must fail instead of being made.
+  bool ok() const { return ok_; }
+
  private:
+  bool ok_ = true;
   bool own_umask_ = false;  // false where unshare(CLONE_FS) failed: the process umask applies
   mode_t old_umask_ = 0;
   bool switched_ids_ = false;
@@ -61,6 +68,10 @@ class ActAsCaller {
   uint32_t old_fsuid_ = 0;
   uint32_t old_fsgid_ = 0;
 };
+
+// Returns `call()` (an fd, or 0, or -1 with errno) made as the caller; -1 with EPERM, without
+// calling, where the thread cannot act as the caller without more rights than the caller's.
+int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call);
 
 // This thread's own supplementary groups, as the kernel holds them (for tests and restores).
 std::vector<gid_t> ThreadGroups();

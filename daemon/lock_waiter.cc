@@ -21,9 +21,13 @@ LockWaiter::~LockWaiter() {
   thread_.join();
 }
 
-void LockWaiter::Wait(uint64_t unique, Attempt attempt, EmptyReply reply) {
+// The dispatcher marks a request interrupted before it calls Interrupt, which takes the mutex:
+// so either the mark is seen here, under the mutex, or Interrupt comes after and finds the
+// request pending. Either way the INTERRUPT is not lost.
+void LockWaiter::Wait(const RequestContext& context, Attempt attempt, EmptyReply reply) {
   absl::MutexLock lock(&mutex_);
-  pending_.push_back(Pending{unique, std::move(attempt), std::move(reply)});
+  pending_.push_back(
+      Pending{context.header.unique, std::move(attempt), std::move(reply), context.Interrupted()});
 }
 
 void LockWaiter::Interrupt(uint64_t unique) {
@@ -31,6 +35,11 @@ void LockWaiter::Interrupt(uint64_t unique) {
   for (Pending& pending : pending_) {
     if (pending.unique == unique) pending.interrupted = true;
   }
+}
+
+size_t LockWaiter::pending() const {
+  absl::ReaderMutexLock lock(&mutex_);
+  return pending_.size();
 }
 
 void LockWaiter::Run() {
@@ -49,6 +58,9 @@ void LockWaiter::RetryAll() {
   std::erase_if(pending_, [](Pending& pending) {
     const int error = pending.interrupted ? EINTR : pending.attempt();
     if (error == EAGAIN) return false;
+    // What the attempt holds goes before the answer: the caller may act on the answer at once
+    // (close the file, say), and that must find the lock request over.
+    pending.attempt = nullptr;
     if (error == 0) {
       pending.reply.Ok();
     } else {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "protocol/handler.h"
 #include "protocol/reply.h"
 
 namespace ringfuse::daemon {
@@ -29,9 +30,13 @@ class LockWaiter {
   LockWaiter(const LockWaiter&) = delete;
   LockWaiter& operator=(const LockWaiter&) = delete;
 
-  void Wait(uint64_t unique, Attempt attempt, EmptyReply reply);
+  // Retries `attempt` until it is done, then answers the request. A request the kernel has
+  // already interrupted (its INTERRUPT came before this call) is answered EINTR.
+  void Wait(const RequestContext& context, Attempt attempt, EmptyReply reply);
   // The kernel interrupts request `unique`: if it is waiting here, it is answered EINTR.
   void Interrupt(uint64_t unique);
+  // Waits not yet answered (for tests: a waiting caller is known to be blocked here).
+  size_t pending() const;
 
  private:
   struct Pending {
@@ -46,7 +51,7 @@ class LockWaiter {
   // Retries each pending wait once; answers and removes those that are done.
   void RetryAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
-  absl::Mutex mutex_;
+  mutable absl::Mutex mutex_;
   std::vector<Pending> pending_ ABSL_GUARDED_BY(mutex_);
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,21 +68,27 @@ int PassthroughFs::BackingFlags(uint32_t flags) const {
   return backing;
 }
 
-abi::OpenOut PassthroughFs::NewHandle(UniqueFd fd, int flags) {
-  auto* handle = new FileHandle(std::move(fd), flags);
+int PassthroughFs::NewHandle(UniqueFd fd, int flags, abi::OpenOut& out) {
+  auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
   if (options_.passthrough && dev_fd >= 0) {
-    // Should registering fail, the daemon serves this open itself.
     absl::StatusOr<int32_t> id =
         backing_ids_.Acquire(dev_fd, handle->fd(), handle->dev(), handle->ino(), Writes(flags));
     if (id.ok()) {
       handle->set_passthrough();
-      return MakeOpenOut(handle->fh(), abi::kFopenPassthrough, *id);
+      out = MakeOpenOut(handle.release()->fh(), abi::kFopenPassthrough, *id);
+      return 0;
     }
+    // The kernel would fail a daemon-served open of an inode open in passthrough with EIO; its
+    // own word for that conflict (fs/fuse/iomode.c) is ETXTBSY, which also says why: the file
+    // was busy running when the inode's shared backing file was opened.
+    if (absl::IsFailedPrecondition(id.status())) return ETXTBSY;
+    // Nothing registered for the inode: the daemon serves this open itself.
   }
   uint32_t open_flags = options_.keep_cache ? abi::kFopenKeepCache : 0;
   if (!options_.cache) open_flags |= abi::kFopenDirectIo;
-  return MakeOpenOut(handle->fh(), open_flags);
+  out = MakeOpenOut(handle.release()->fh(), open_flags);
+  return 0;
 }
 
 void PassthroughFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
@@ -89,13 +96,13 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(ESTALE);
   const int flags = BackingFlags(args.in.flags);
-  UniqueFd fd;
-  {
-    ActAsCaller caller(context);
-    fd.reset(Reopen(inode->path.get(), flags));
-  }
+  UniqueFd fd(CallAsCaller(context, 0, [&] { return Reopen(inode->path.get(), flags); }));
   if (!fd.valid()) return reply.Error(errno);
-  reply.Ok(NewHandle(std::move(fd), flags));
+  abi::OpenOut open;
+  if (const int error = NewHandle(std::move(fd), flags, open); error != 0) {
+    return reply.Error(error);
+  }
+  reply.Ok(open);
 }
 
 void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
@@ -105,18 +112,22 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
     return reply.Error(error);
   }
   const int flags = BackingFlags(args.in.flags);
-  UniqueFd fd;
-  {
-    ActAsCaller caller(context, CreateUmask(args.in.umask));
-    fd.reset(::openat(dir->path.get(), std::string(args.name).c_str(),
-                      flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC, args.in.mode));
-  }
+  const std::string name(args.name);
+  UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
+    return ::openat(dir->path.get(), name.c_str(), flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                    args.in.mode);
+  }));
   if (!fd.valid()) return reply.Error(errno);
   abi::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
     return reply.Error(error);
   }
-  reply.Ok(entry, NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL)));
+  abi::OpenOut open;
+  if (const int error = NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL), open); error != 0) {
+    inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
+    return reply.Error(error);
+  }
+  reply.Ok(entry, open);
 }
 
 // O_TMPFILE: an inode without a name, registered from its own fd rather than looked up.
@@ -126,18 +137,22 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
   if (dir == nullptr) return reply.Error(ESTALE);
   const int flags = BackingFlags(args.in.flags & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
-  UniqueFd fd;
-  {
-    ActAsCaller caller(context, CreateUmask(args.in.umask));
-    fd.reset(::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.in.mode));
-  }
+  UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
+    return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.in.mode);
+  }));
   if (!fd.valid()) return reply.Error(errno);
   Found found;
   UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
   if (const int error = inodes_.Adopt(std::move(path), found); error != 0) {
     return reply.Error(error);
   }
-  reply.Ok(EntryFor(found), NewHandle(std::move(fd), flags & ~O_TMPFILE));
+  const abi::EntryOut entry = EntryFor(found);
+  abi::OpenOut open;
+  if (const int error = NewHandle(std::move(fd), flags & ~O_TMPFILE, open); error != 0) {
+    inodes_.Forget(entry.nodeid, 1);
+    return reply.Error(error);
+  }
+  reply.Ok(entry, open);
 }
 
 void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {

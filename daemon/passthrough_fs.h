@@ -104,6 +104,9 @@ class PassthroughFs : public Handler {
   // READ and WRITE requests served so far: none for a file the kernel reads through passthrough.
   uint64_t reads_served() const { return reads_.load(std::memory_order_relaxed); }
   uint64_t writes_served() const { return writes_.load(std::memory_order_relaxed); }
+  // Lock requests waiting for their lock, and lock owners' opens held (owner_locks.h).
+  size_t pending_lock_waits() const { return lock_waiter_.pending(); }
+  size_t lock_owner_opens() const { return owner_locks_.opens(); }
 
  private:
   // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
@@ -125,11 +128,15 @@ class PassthroughFs : public Handler {
   mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
   // The backing open's flags for a client's open flags.
   int BackingFlags(uint32_t flags) const;
-  // A handle for a newly opened backing fd, handed to the kernel when passthrough is on.
-  abi::OpenOut NewHandle(UniqueFd fd, int flags);
+  // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
+  // on; returns 0 or the errno to answer the open with.
+  int NewHandle(UniqueFd fd, int flags, abi::OpenOut& out);
   void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
             DataReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
+  // Answers a lock request: at once when `attempt` is done, else (for SETLKW) when it is.
+  void AnswerLock(const RequestContext& context, bool wait, LockWaiter::Attempt attempt,
+                  EmptyReply reply);
 
   InodeTable inodes_;
   const DaemonOptions options_;

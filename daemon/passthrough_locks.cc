@@ -36,19 +36,16 @@ abi::FileLock FileLockOf(const struct flock& lock) {
 }
 
 // EAGAIN (the lock waiter's "not yet") for every way a lock can be busy.
-int LockResult(int result) {
-  if (result == 0) return 0;
-  return errno == EACCES || errno == EWOULDBLOCK ? EAGAIN : errno;
-}
+int LockResult(int error) { return error == EACCES || error == EWOULDBLOCK ? EAGAIN : error; }
 
 }  // namespace
 
 void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
-  const std::shared_ptr<const UniqueFd> fd =
-      owner_locks_.For(FileHandle::Of(args.in.fh), args.in.owner);
-  if (fd == nullptr) return reply.Error(errno);
+  const std::shared_ptr<OwnerLocks::Request> request =
+      owner_locks_.Begin(FileHandle::Of(args.in.fh), args.in.owner);
+  if (request == nullptr) return reply.Error(errno);
   struct flock lock = FlockOf(args.in.lk);
-  if (::fcntl(fd->get(), F_OFD_GETLK, &lock) != 0) return reply.Error(errno);
+  if (const int error = request->Get(lock); error != 0) return reply.Error(error);
   reply.Ok(FileLockOf(lock));
 }
 
@@ -59,15 +56,11 @@ void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, 
   if (const int error = OwnerLocks::CheckAccess(handle, lock.l_type); error != 0) {
     return reply.Error(error);
   }
-  const std::shared_ptr<const UniqueFd> fd = owner_locks_.For(handle, args.in.owner);
-  if (fd == nullptr) return reply.Error(errno);
-  auto attempt = [fd, lock]() mutable {
-    return LockResult(::fcntl(fd->get(), F_OFD_SETLK, &lock));
-  };
-  const int error = attempt();
-  if (error == 0) return reply.Ok();
-  if (error != EAGAIN || !args.wait) return reply.Error(error);
-  lock_waiter_.Wait(context.header.unique, std::move(attempt), std::move(reply));
+  // The request, held by a waiting attempt, keeps the owner's open past a FLUSH (owner_locks.h).
+  std::shared_ptr<OwnerLocks::Request> request = owner_locks_.Begin(handle, args.in.owner);
+  if (request == nullptr) return reply.Error(errno);
+  auto attempt = [request = std::move(request), lock] { return LockResult(request->Set(lock)); };
+  AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
 }
 
 void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
@@ -75,11 +68,18 @@ void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, 
   const int operation = args.in.lk.type == F_RDLCK   ? LOCK_SH
                         : args.in.lk.type == F_WRLCK ? LOCK_EX
                                                      : LOCK_UN;
-  auto attempt = [fd, operation] { return LockResult(::flock(fd, operation | LOCK_NB)); };
+  auto attempt = [fd, operation] {
+    return LockResult(::flock(fd, operation | LOCK_NB) == 0 ? 0 : errno);
+  };
+  AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
+}
+
+void PassthroughFs::AnswerLock(const RequestContext& context, bool wait,
+                               LockWaiter::Attempt attempt, EmptyReply reply) {
   const int error = attempt();
   if (error == 0) return reply.Ok();
-  if (error != EAGAIN || !args.wait) return reply.Error(error);
-  lock_waiter_.Wait(context.header.unique, std::move(attempt), std::move(reply));
+  if (error != EAGAIN || !wait) return reply.Error(error);
+  lock_waiter_.Wait(context, std::move(attempt), std::move(reply));
 }
 
 void PassthroughFs::Interrupt(const RequestContext&, const op::Interrupt& args) {

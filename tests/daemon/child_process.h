@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
 namespace ringfuse::daemon {
 
-// A child started now and reaped later, for two processes acting at once.
+// A child started now and reaped later, for two processes acting at once. One not joined (a
+// fatal assertion returned early) is killed and reaped when it goes out of scope.
 //
 // The daemon serves from this very process, so the child first closes every fd but stdio and
 // `keep_fd`: a copy of one of the daemon's fds would keep its open file, and the locks held
@@ -26,23 +28,43 @@ class Child {
     ::close_range(static_cast<unsigned>(std::max(keep_fd + 1, 3)), ~0u, 0);
     ::_exit(body());
   }
-  // The child's exit code, or -1 when it has not exited within `bound` (then killed).
-  int Join(std::chrono::milliseconds bound = std::chrono::seconds(10)) {
-    if (pid_ < 0) return -1;
+  // Bounded too: a child the daemon never answers must not hang the test past its end.
+  ~Child() { Kill(); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // The child's wait status once it has exited within `bound`, or nothing while it still runs.
+  std::optional<int> Wait(std::chrono::milliseconds bound) {
+    if (pid_ <= 0) return std::nullopt;
     const auto deadline = std::chrono::steady_clock::now() + bound;
     int status = 0;
     while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        return -1;
-      }
+      if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    pid_ = -1;
+    return status;
+  }
+
+  // The child's exit code, or -1 when it has not exited within `bound` (then killed).
+  int Join(std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+    const std::optional<int> status = Wait(bound);
+    if (!status) {
+      Kill();
+      return -1;
+    }
+    return WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
   }
 
  private:
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    Wait(std::chrono::seconds(10));
+  }
+
   pid_t pid_;
 };
 

@@ -97,5 +97,29 @@ TEST(Credentials, ActAsCallerChangesOnlyItsOwnThread) {
   worker.join();
 }
 
+// More groups than setgroups takes (NGROUPS_MAX, 65536): the thread gets none, never keeps
+// its own (the daemon's), which could reach what the caller cannot.
+TEST(Credentials, GroupsThatCannotBeSetLeaveNoneRatherThanTheDaemons) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  std::vector<uint32_t> too_many(65537);
+  for (uint32_t i = 0; i < too_many.size(); ++i) too_many[i] = 10000 + i;
+  abi::InHeader header{};
+  header.uid = 1001;
+  header.gid = 1002;
+  Extensions extensions;
+  extensions.supp_groups = RecordArray<uint32_t>(
+      ConstBytes(reinterpret_cast<const std::byte*>(too_many.data()), too_many.size() * 4),
+      static_cast<uint32_t>(too_many.size()));
+  const RequestContext context{header, extensions};
+  std::thread([&] {
+    const gid_t daemon_group = 4242;
+    ASSERT_EQ(::syscall(SYS_setgroups, 1, &daemon_group), 0);
+    ActAsCaller caller(context);
+    EXPECT_TRUE(caller.ok());
+    EXPECT_EQ(::syscall(SYS_setfsuid, -1), 1001);
+    EXPECT_EQ(ThreadGroups(), std::vector<gid_t>{});
+  }).join();
+}
+
 }  // namespace
 }  // namespace ringfuse::daemon

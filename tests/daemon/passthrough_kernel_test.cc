@@ -1,25 +1,54 @@
 // -o passthrough: the kernel reads and writes regular files itself, through the backing file the
 // daemon registered at open; the daemon sees no READ or WRITE for them.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <memory>
 #include <string>
+#include <thread>
 
+#include "tests/daemon/child_process.h"
 #include "tests/daemon/passthrough_fixture.h"
 
 namespace ringfuse::daemon {
 namespace {
+
+// Whether process `pid` runs `program` within a bound.
+bool AwaitRunning(pid_t pid, const std::string& program) {
+  const std::string exe = "/proc/" + std::to_string(pid) + "/exe";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::error_code error;
+  while (std::filesystem::read_symlink(exe, error) != program) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 
 class KernelPassthrough : public PassthroughMountTest {
  protected:
   void SetUp() override {
     PassthroughMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
+    MountPassthrough(/*cache=*/false);  // no page cache: only passthrough keeps I/O from the daemon
+  }
+
+  // Mounts SOURCE with kernel passthrough, or skips with the reason where the kernel has none:
+  // passthrough is a flag the mount requires, so there the mount itself fails.
+  void MountPassthrough(bool cache) {
     DaemonOptions options;
+    options.source = source_;
     options.passthrough = true;
-    options.cache = false;  // no page cache either: only passthrough keeps I/O from the daemon
-    Mount(options);
-    if (HasFatalFailure()) return;
+    options.cache = cache;
+    fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
+                                          options);
+    absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
+        ringfuse::testing::ServedMount::Start(*fs_, GetParam(), MakeSessionOptions(options));
+    if (!mount.ok()) GTEST_SKIP() << "the kernel refuses passthrough: " << mount.status();
+    mount_ = std::move(*mount);
     fs_->AttachDevice(mount_->session().dev_fd());
     if (absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
       GTEST_SKIP() << works.message();
@@ -58,6 +87,31 @@ TEST_P(KernelPassthrough, WithoutItTheDaemonServesTheIo) {
   EXPECT_EQ(Contents(Mounted("file")), "served");
   EXPECT_GT(fs_->reads_served(), 0u);
   EXPECT_GT(fs_->writes_served(), 0u);
+}
+
+// An inode's opens share one backing file, read-only when SOURCE's file was running when the
+// first was opened; a writer then is refused, as the kernel would refuse the daemon serving it.
+TEST_P(KernelPassthrough, AWriterWhileTheSharedBackingIsReadOnlyIsRefused) {
+  Unmount();
+  MountPassthrough(/*cache=*/true);
+  if (IsSkipped() || HasFatalFailure()) return;
+  std::filesystem::copy_file("/bin/sleep", Source("prog"));
+  const std::string program = Source("prog");
+  Child running([&program] {
+    ::execl(program.c_str(), "prog", "30", nullptr);
+    return errno;
+  });
+  ASSERT_TRUE(AwaitRunning(running.pid(), program));
+  const int reading = ::open(Mounted("prog").c_str(), O_RDONLY);
+  ASSERT_GE(reading, 0) << std::strerror(errno);
+  ::kill(running.pid(), SIGKILL);
+  ASSERT_TRUE(running.Wait(std::chrono::seconds(5)).has_value());
+
+  EXPECT_EQ(ErrnoOf(::open(Mounted("prog").c_str(), O_RDWR)), ETXTBSY);
+  ::close(reading);
+  const int writing = ::open(Mounted("prog").c_str(), O_RDWR);
+  EXPECT_GE(writing, 0) << "with the read-only backing gone: " << std::strerror(errno);
+  ::close(writing);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, KernelPassthrough, ringfuse::testing::kEveryTransport,

@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -25,7 +28,53 @@ class PassthroughWrite : public PassthroughMountTest {
     if (IsSkipped() || HasFatalFailure()) return;
     Mount();
   }
+
+  // Whether `count` lock requests are waiting in the daemon within a bound: a waiting caller is
+  // then known to be blocked there, not about to be.
+  bool AwaitLockWaits(size_t count) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (fs_->pending_lock_waits() != count) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
 };
+
+// F_SETLK or F_SETLKW (`command`) of `type` on [start, start + length) through a new open of
+// `path`: 0 or the errno.
+int OpenAndLock(const std::string& path, int command, short type = F_WRLCK, off_t start = 0,
+                off_t length = 0) {
+  const int fd = ::open(path.c_str(), type == F_RDLCK ? O_RDONLY : O_RDWR);
+  if (fd < 0) return errno;
+  struct flock wanted {};
+  wanted.l_type = type;
+  wanted.l_start = start;
+  wanted.l_len = length;
+  return ::fcntl(fd, command, &wanted) == 0 ? 0 : errno;
+}
+
+// A child that takes a write lock on all of `path` and holds it until it is killed (when the
+// Child goes); returns once this process sees the lock held.
+std::unique_ptr<Child> HoldWriteLock(const std::string& path) {
+  auto holder = std::make_unique<Child>([&path] {
+    if (const int error = OpenAndLock(path, F_SETLK); error != 0) return error;
+    ::pause();
+    return 0;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    struct flock probe {};
+    probe.l_type = F_RDLCK;
+    const bool locked = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type == F_WRLCK;
+    ::close(fd);
+    if (locked) return holder;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ADD_FAILURE() << "the holder never took its lock";
+  return holder;
+}
 
 TEST_P(PassthroughWrite, CreateWriteAndTruncateReachTheSource) {
   const int fd = ::open(Mounted("new").c_str(), O_CREAT | O_EXCL | O_RDWR, 0640);
@@ -190,7 +239,7 @@ TEST_P(PassthroughWrite, FlockConflictsBetweenProcesses) {
     const int other = ::open(path.c_str(), O_RDWR);
     return ::flock(other, LOCK_EX) == 0 ? 0 : errno;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(AwaitLockWaits(1));
   ASSERT_EQ(::flock(fd, LOCK_UN), 0);
   EXPECT_EQ(waiter.Join(), 0) << "the blocked flock is granted once the holder lets go";
   ::close(fd);
@@ -221,22 +270,92 @@ TEST_P(PassthroughWrite, PosixLocksConflictBetweenProcessesAndGoAtClose) {
   };
   EXPECT_EQ(RunInChild([&] { return probe(12, F_RDLCK); }, fd), EAGAIN);
   EXPECT_EQ(RunInChild([&] { return probe(30, F_WRLCK); }, fd), 0) << "past the locked range";
-  auto open_and_lock = [&path](short command) {
-    const int other = ::open(path.c_str(), O_RDWR);
-    struct flock wanted {};
-    wanted.l_type = F_WRLCK;
-    wanted.l_start = 0;
-    wanted.l_len = 0;
-    return ::fcntl(other, command, &wanted) == 0 ? 0 : errno;
-  };
-  EXPECT_EQ(RunInChild([&] { return open_and_lock(F_SETLK); }), EAGAIN);
+  EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK); }), EAGAIN);
 
-  Child waiter([&] { return open_and_lock(F_SETLKW); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Child waiter([&] { return OpenAndLock(path, F_SETLKW); });
+  ASSERT_TRUE(AwaitLockWaits(1));
   const int other_fd = ::open(path.c_str(), O_RDONLY);
   ::close(other_fd);  // closing any fd of the file drops this process's locks (POSIX)
   EXPECT_EQ(waiter.Join(), 0) << "the waiting F_SETLKW is granted after the close";
   ::close(fd);
+}
+
+// Natively a lock granted to a waiting thread after another thread of its process closed an fd
+// of the file is held: the close released only the locks held before it.
+TEST_P(PassthroughWrite, AWaitGrantedAfterACloseOfTheSameOwnerIsHeld) {
+  Write(Mounted("locked"), "x");
+  const std::string path = Mounted("locked");
+  std::unique_ptr<Child> holder = HoldWriteLock(path);
+  ASSERT_FALSE(HasFailure());
+  const int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  std::atomic<int> waited{-1};
+  std::thread waiter([&] {
+    struct flock wanted {};
+    wanted.l_type = F_WRLCK;
+    waited = ::fcntl(fd, F_SETLKW, &wanted) == 0 ? 0 : errno;
+  });
+  ASSERT_TRUE(AwaitLockWaits(1)) << "the waiter never blocked";
+  ::close(::open(path.c_str(), O_RDONLY));  // this process's FLUSH, during the wait
+  holder.reset();
+  waiter.join();
+  ASSERT_EQ(waited, 0) << std::strerror(waited);
+  EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK); }), EAGAIN)
+      << "the lock granted after the close is held";
+  ::close(fd);
+  EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK); }), 0);
+  EXPECT_EQ(fs_->lock_owner_opens(), 0u) << "every owner's open closed with its last close";
+}
+
+// A waiting caller killed is answered at once, while the lock is still held: it does not sit in
+// D state until the lock comes free.
+TEST_P(PassthroughWrite, AKilledWaiterGoesWhileTheLockIsHeld) {
+  Write(Mounted("locked"), "x");
+  const std::string path = Mounted("locked");
+  std::unique_ptr<Child> holder = HoldWriteLock(path);
+  ASSERT_FALSE(HasFailure());
+  Child waiter([&] { return OpenAndLock(path, F_SETLKW); });
+  ASSERT_TRUE(AwaitLockWaits(1)) << "the waiter never blocked";
+  ASSERT_EQ(::kill(waiter.pid(), SIGKILL), 0);
+  const std::optional<int> status = waiter.Wait(std::chrono::seconds(2));
+  ASSERT_TRUE(status.has_value()) << "the killed waiter is still there";
+  EXPECT_TRUE(WIFSIGNALED(*status));
+  EXPECT_TRUE(AwaitLockWaits(0));
+  EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK); }), EAGAIN) << "still held";
+}
+
+// The daemon's open for a read lock is read-only: SOURCE's executable still runs, as it does
+// natively while a read lock is held. A write lock of the same process, through a writable
+// open, still works, and the read lock taken before stays.
+TEST_P(PassthroughWrite, AReadLockMakesTheDaemonNoWriter) {
+  std::filesystem::copy_file("/bin/true", Source("prog"));
+  const std::string path = Mounted("prog");
+  const int reading = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(reading, 0) << std::strerror(errno);
+  struct flock read_lock {};
+  read_lock.l_type = F_RDLCK;
+  read_lock.l_len = 10;
+  ASSERT_EQ(::fcntl(reading, F_SETLK, &read_lock), 0) << std::strerror(errno);
+  const std::string program = Source("prog");
+  auto run = [&program] {
+    ::execl(program.c_str(), "prog", nullptr);
+    return errno;
+  };
+  EXPECT_EQ(RunInChild(run), 0) << "ETXTBSY is 26";
+
+  const int writing = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(writing, 0) << std::strerror(errno);
+  struct flock write_lock {};
+  write_lock.l_type = F_WRLCK;
+  write_lock.l_start = 20;
+  write_lock.l_len = 10;
+  EXPECT_EQ(::fcntl(writing, F_SETLK, &write_lock), 0) << std::strerror(errno);
+  EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK, F_WRLCK, 5, 1); }), EAGAIN)
+      << "the read lock is carried over";
+  EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK, F_RDLCK, 25, 1); }), EAGAIN);
+  EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK, F_WRLCK, 40, 1); }), 0);
+  ::close(writing);
+  ::close(reading);
 }
 
 TEST_P(PassthroughWrite, TmpfileStatxAndAccess) {
