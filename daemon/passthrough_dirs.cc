@@ -10,6 +10,7 @@
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
+#include "daemon/search_permission.h"
 
 namespace ringfuse::daemon {
 
@@ -41,13 +42,29 @@ void PassthroughFs::Readdirplus(const RequestContext& context, const op::Readdir
   List(context.nodeid(), args.in.fh, args.in.offset, args.in.size, true, std::move(reply));
 }
 
+namespace {
+
+// An entry handed over without a lookup: no node id, so the kernel caches nothing and looks the
+// name up itself when asked for it, but a real inode number, since readdir(3) hides entries
+// whose inode number is 0.
+bool AddUnlooked(DirentPacker& packer, const dirent& entry, uint64_t next) {
+  abi::EntryOut no_lookup{};
+  no_lookup.attr.ino = entry.d_ino;
+  return packer.AddPlus(no_lookup, next, entry.d_type, entry.d_name);
+}
+
+}  // namespace
+
 // Offsets are the backing directory's own telldir cookies (d_off), so the kernel resumes exactly
 // where the last reply stopped. With `plus`, each entry but . and .. is also looked up, and a
-// lookup whose entry did not fit is given back.
+// lookup whose entry did not fit is given back; not in a directory whose names must not stay
+// cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
 void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
                          DataReply reply) {
   DIR* dir = reinterpret_cast<DIR*>(fh);
   ::seekdir(dir, static_cast<long>(offset));
+  const bool look_up =
+      plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(::dirfd(dir)));
   thread_local std::vector<std::byte> buffer;
   if (buffer.size() < size) buffer.resize(size);
   DirentPacker packer(MutableBytes(buffer.data(), size));
@@ -62,17 +79,13 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32
     const std::string_view name(entry->d_name);
     const uint64_t next = static_cast<uint64_t>(entry->d_off);
     bool fitted;
-    if (plus && IsPlainName(name)) {
+    if (look_up && IsPlainName(name)) {
       Found found;
       if (const int error = inodes_.Lookup(dir_node, name, found); error != 0) continue;
       fitted = packer.AddPlus(EntryFor(found), next, entry->d_type, name);
       if (!fitted) inodes_.Forget(found.inode->nodeid, 1);
     } else if (plus) {
-      // . and ..: no node id (the kernel looks nothing up), but a real inode number, since
-      // readdir(3) hides entries whose inode number is 0.
-      abi::EntryOut no_lookup{};
-      no_lookup.attr.ino = entry->d_ino;
-      fitted = packer.AddPlus(no_lookup, next, entry->d_type, name);
+      fitted = AddUnlooked(packer, *entry, next);
     } else {
       fitted = packer.Add(entry->d_ino, next, entry->d_type, name);
     }

@@ -10,6 +10,7 @@
 
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
+#include "daemon/search_permission.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -69,19 +70,38 @@ abi::EntryOut PassthroughFs::EntryFor(const Found& found) const {
                    options_.attr_timeout);
 }
 
+// A name under a directory not everyone may search is not to be cached for other users to walk
+// unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
 int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry) {
   Found found;
   if (const int error = inodes_.Lookup(parent, name, found); error != 0) return error;
   entry = EntryFor(found);
+  if (KernelSharesUncheckedNames(options_)) {
+    const std::shared_ptr<const Inode> dir = inodes_.Get(parent);
+    if (dir == nullptr || !EveryoneMaySearch(dir->path.get())) {
+      entry.entry_valid = 0;
+      entry.entry_valid_nsec = 0;
+    }
+  }
   return 0;
 }
 
+// Without default_permissions the kernel has not checked the caller's right to search the parent
+// (search_permission.h); a missing name is cached only where every user would find it missing.
 void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args,
                            EntryReply reply) {
+  const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
+  if (dir == nullptr) return reply.Error(ESTALE);
+  if (!options_.default_permissions) {
+    if (const int error = CallerMaySearch(context, dir->path.get()); error != 0) {
+      return reply.Error(error);
+    }
+  }
   abi::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
     if (error == ENOENT &&
-        options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds) {
+        options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds &&
+        (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(dir->path.get()))) {
       return reply.Ok(MakeNegativeEntry(options_.negative_timeout));
     }
     return reply.Error(error);
