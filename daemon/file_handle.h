@@ -20,7 +20,6 @@ class FileHandle {
   }
 
   static FileHandle& Of(uint64_t fh) { return *reinterpret_cast<FileHandle*>(fh); }
-  uint64_t fh() { return reinterpret_cast<uint64_t>(this); }
 
   int fd() const { return fd_.get(); }
   int flags() const { return flags_; }  // the backing open's flags

@@ -20,6 +20,7 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
   int fd;
   {
     ActAsCaller caller(context);  // without default_permissions, the caller's right to list
+    if (!caller.ok()) return reply.Error(EPERM);
     fd = Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY);
   }
   if (fd < 0) return reply.Error(errno);
@@ -29,7 +30,7 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
     ::close(fd);
     return reply.Error(error);
   }
-  reply.Ok(MakeOpenOut(reinterpret_cast<uint64_t>(dir), 0));
+  reply.Ok(MakeOpenOut(open_dirs_.Add(std::make_unique<DirHandle>(dir)), 0));
 }
 
 void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
@@ -61,7 +62,7 @@ bool AddUnlooked(DirentPacker& packer, const dirent& entry, uint64_t next) {
 // cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
 void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
                          DataReply reply) {
-  DIR* dir = reinterpret_cast<DIR*>(fh);
+  DIR* dir = HandleRegistry<DirHandle>::Of(fh).dir;
   ::seekdir(dir, static_cast<long>(offset));
   const bool look_up =
       plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(::dirfd(dir)));
@@ -99,12 +100,12 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32
 
 void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
                                EmptyReply reply) {
-  ::closedir(reinterpret_cast<DIR*>(args.in.fh));
+  open_dirs_.Take(args.in.fh);
   reply.Ok();
 }
 
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
-  if (Sync(::dirfd(reinterpret_cast<DIR*>(args.in.fh)), args.in.fsync_flags) != 0) {
+  if (Sync(::dirfd(HandleRegistry<DirHandle>::Of(args.in.fh).dir), args.in.fsync_flags) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();

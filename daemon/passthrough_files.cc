@@ -76,7 +76,7 @@ int PassthroughFs::NewHandle(UniqueFd fd, int flags, abi::OpenOut& out) {
         backing_ids_.Acquire(dev_fd, handle->fd(), handle->dev(), handle->ino(), Writes(flags));
     if (id.ok()) {
       handle->set_passthrough();
-      out = MakeOpenOut(handle.release()->fh(), abi::kFopenPassthrough, *id);
+      out = MakeOpenOut(open_files_.Add(std::move(handle)), abi::kFopenPassthrough, *id);
       return 0;
     }
     // The kernel would fail a daemon-served open of an inode open in passthrough with EIO; its
@@ -87,7 +87,7 @@ int PassthroughFs::NewHandle(UniqueFd fd, int flags, abi::OpenOut& out) {
   }
   uint32_t open_flags = options_.keep_cache ? abi::kFopenKeepCache : 0;
   if (!options_.cache) open_flags |= abi::kFopenDirectIo;
-  out = MakeOpenOut(handle.release()->fh(), open_flags);
+  out = MakeOpenOut(open_files_.Add(std::move(handle)), open_flags);
   return 0;
 }
 
@@ -189,11 +189,11 @@ void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyRep
 }
 
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
-  FileHandle* handle = &FileHandle::Of(args.in.fh);
+  const std::unique_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (handle->passthrough() && dev_fd >= 0)
+  if (handle != nullptr && handle->passthrough() && dev_fd >= 0) {
     backing_ids_.Release(dev_fd, handle->dev(), handle->ino());
-  delete handle;
+  }
   reply.Ok();
 }
 

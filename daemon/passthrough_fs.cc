@@ -138,7 +138,7 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
   int error;
   {
     ActAsCaller caller(context);
-    error = ApplySetattr(inode->path.get(), st, args.in);
+    error = caller.ok() ? ApplySetattr(inode->path.get(), st, args.in) : EPERM;
   }
   if (error == 0) error = StatOf(inode->path.get(), st);
   if (error != 0) return reply.Error(error);
@@ -196,6 +196,7 @@ void PassthroughFs::Access(const RequestContext& context, const op::Access& args
   if (inode == nullptr) return reply.Error(ESTALE);
   if (options_.read_only && (args.in.mask & W_OK)) return reply.Error(EROFS);
   ActAsCaller caller(context);
+  if (!caller.ok()) return reply.Error(EPERM);
   if (::faccessat(inode->path.get(), "", static_cast<int>(args.in.mask),
                   AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0) {
     return reply.Error(errno);

@@ -18,7 +18,9 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "daemon/backing_ids.h"
+#include "daemon/dir_handle.h"
 #include "daemon/file_handle.h"
+#include "daemon/handle_registry.h"
 #include "daemon/inode_table.h"
 #include "daemon/lock_waiter.h"
 #include "daemon/options.h"
@@ -100,6 +102,8 @@ class PassthroughFs : public Handler {
                    EmptyReply reply) override;
 
   const InodeTable& inodes() const { return inodes_; }
+  // Open files and directories the kernel has not released (yet).
+  size_t open_handles() const { return open_files_.size() + open_dirs_.size(); }
   InodeTable& inodes() { return inodes_; }
   // READ and WRITE requests served so far: none for a file the kernel reads through passthrough.
   uint64_t reads_served() const { return reads_.load(std::memory_order_relaxed); }
@@ -145,6 +149,9 @@ class PassthroughFs : public Handler {
   std::atomic<int> dev_fd_{-1};      // for kernel passthrough; -1 until AttachDevice
   std::atomic<uint64_t> reads_{0};
   std::atomic<uint64_t> writes_{0};
+  // Before the lock machinery, which may still use a handle while it winds down.
+  HandleRegistry<FileHandle> open_files_;
+  HandleRegistry<DirHandle> open_dirs_;
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
   BackingIds backing_ids_;

@@ -31,6 +31,7 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
   const std::string name_string(name);
   {
     ActAsCaller caller(context, CreateUmask(umask));
+    if (!caller.ok()) return reply.Error(EPERM);
     if (make(dir->path.get(), name_string.c_str()) != 0) return reply.Error(errno);
   }
   abi::EntryOut entry;
@@ -48,6 +49,7 @@ void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view 
     return reply.Error(error);
   }
   ActAsCaller caller(context);
+  if (!caller.ok()) return reply.Error(EPERM);
   if (remove(dir->path.get(), std::string(name).c_str()) != 0) return reply.Error(errno);
   reply.Ok();
 }

@@ -64,6 +64,7 @@ void PassthroughFs::Setxattr(const RequestContext& context, const op::Setxattr& 
     return reply.Error(error);
   }
   ActAsCaller caller(context);
+  if (!caller.ok()) return reply.Error(EPERM);
   if (::setxattr(path.c_str(), std::string(args.name).c_str(), args.value.data(), args.value.size(),
                  static_cast<int>(args.in.flags)) != 0) {
     return reply.Error(errno);
@@ -79,6 +80,7 @@ void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& 
   }
   const std::string name(args.name);
   ActAsCaller caller(context);
+  if (!caller.ok()) return reply.Error(EPERM);
   ReplyXattr(
       args.in.size,
       [&](char* buffer, size_t size) {
@@ -96,6 +98,7 @@ void PassthroughFs::Listxattr(const RequestContext& context, const op::Listxattr
     return reply.Error(error);
   }
   ActAsCaller caller(context);
+  if (!caller.ok()) return reply.Error(EPERM);
   ReplyXattr(
       args.in.size,
       [&](char* buffer, size_t size) { return ::listxattr(path.c_str(), buffer, size); },
@@ -110,6 +113,7 @@ void PassthroughFs::Removexattr(const RequestContext& context, const op::Removex
     return reply.Error(error);
   }
   ActAsCaller caller(context);
+  if (!caller.ok()) return reply.Error(EPERM);
   if (::removexattr(path.c_str(), std::string(args.name).c_str()) != 0) return reply.Error(errno);
   reply.Ok();
 }

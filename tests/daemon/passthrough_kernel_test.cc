@@ -109,6 +109,13 @@ TEST_P(KernelPassthrough, AWriterWhileTheSharedBackingIsReadOnlyIsRefused) {
 
   EXPECT_EQ(ErrnoOf(::open(Mounted("prog").c_str(), O_RDWR)), ETXTBSY);
   ::close(reading);
+  // The kernel sends RELEASE after close() returns, in the background: wait for the daemon to
+  // have it, so that the shared backing is really gone.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (fs_->open_handles() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(fs_->open_handles(), 0u) << "no RELEASE within 5 s";
   const int writing = ::open(Mounted("prog").c_str(), O_RDWR);
   EXPECT_GE(writing, 0) << "with the read-only backing gone: " << std::strerror(errno);
   ::close(writing);

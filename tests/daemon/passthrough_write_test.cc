@@ -390,6 +390,24 @@ TEST_P(PassthroughWrite, TmpfileStatxAndAccess) {
   ::close(dir);
 }
 
+// A mount torn down under open files gets no RELEASE for them: their handles go with the
+// filesystem (AddressSanitizer's leak check at exit would name any left behind).
+TEST_P(PassthroughWrite, HandlesTheKernelNeverReleasedGoWithTheFilesystem) {
+  Mount();
+  Write(Source("held"), "held open");
+  ::mkdir(Source("dir").c_str(), 0755);
+  const int file = ::open(Mounted("held").c_str(), O_RDONLY | O_CLOEXEC);
+  const int dir = ::open(Mounted("dir").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(file, 0) << std::strerror(errno);
+  ASSERT_GE(dir, 0) << std::strerror(errno);
+  EXPECT_EQ(fs_->open_handles(), 2u);
+  EXPECT_GE(mount_->StopAndJoin(), 0);
+  EXPECT_EQ(fs_->open_handles(), 2u) << "the kernel released what a client still holds";
+  ::close(file);
+  ::close(dir);
+  Unmount();
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, PassthroughWrite, ringfuse::testing::kEveryTransport,
                          ringfuse::testing::TransportTestName);
 
