@@ -3,6 +3,11 @@
 //   ringfuse-bench invalidate [--inodes=20,8000] [--runs=100]
 //                  [--methods=entries,entries-batched,epoch,none]
 //                  [--transport=auto|threads|uring|uring-cmd] [--ringfused=PATH]
+//   ringfuse-bench notify-floor [--count=8000] [--runs=100]
+//   [--transport=auto|threads|uring|uring-cmd]
+//
+// notify-floor: the cost of a notification that finds nothing cached (bench_notify_floor.h),
+// the floor under any per-entry invalidation.
 //
 // invalidate: for each tree size, builds a repository of two revisions r1 and r2 of that many
 // inodes (directories of about 100 files and symlinks; r2 hard-links r1's files), serves it with
@@ -38,14 +43,16 @@
 #include "daemon/invalidation.h"
 #include "tools/bench_daemon.h"
 #include "tools/bench_invalidate.h"
+#include "tools/bench_notify_floor.h"
 #include "tools/bench_system.h"
 #include "transport/transport.h"
 
 ABSL_FLAG(std::string, inodes, "20,8000", "tree sizes in inodes below the root, comma-separated");
-ABSL_FLAG(int, runs, 100, "publishes per method and tree size");
+ABSL_FLAG(int, runs, 100, "invalidate: publishes per method and tree size; notify-floor: runs");
 ABSL_FLAG(std::string, methods, "entries,entries-batched,epoch,none",
           "invalidation methods to interleave (none: the negative control)");
 ABSL_FLAG(std::string, transport, "auto", "ringfused's transport: auto, threads, uring, uring-cmd");
+ABSL_FLAG(int, count, 8000, "notify-floor: messages of each kind per run");
 ABSL_FLAG(std::string, ringfused, "",
           "the daemon binary (default: ../daemon/ringfused next to this program)");
 
@@ -95,6 +102,29 @@ std::variant<InvalidateConfig, int> ReadConfig() {
   return config;
 }
 
+int NotifyFloor() {
+  NotifyFloorConfig config;
+  config.count = absl::GetFlag(FLAGS_count);
+  config.runs = absl::GetFlag(FLAGS_runs);
+  config.transport = absl::GetFlag(FLAGS_transport);
+  if (config.count < 1 || config.runs < 1) return BadUsage("--count and --runs must be positive");
+  if (!ParseTransportKind(config.transport).ok()) {
+    return BadUsage("--transport is auto, threads, uring or uring-cmd");
+  }
+  if (std::optional<std::string> why = WhyFuseMountsCannotRun()) {
+    std::printf("ringfuse-bench: skipped: %s\n", why->c_str());
+    return kSkipped;
+  }
+  UringSwitch uring;
+  if (config.transport == "uring-cmd") {
+    if (absl::Status on = uring.TurnOn(); !on.ok()) {
+      std::fprintf(stderr, "ringfuse-bench: %s\n", std::string(on.message()).c_str());
+      return 1;
+    }
+  }
+  return RunNotifyFloor(config);
+}
+
 int Invalidate() {
   std::variant<InvalidateConfig, int> config = ReadConfig();
   if (const int* status = std::get_if<int>(&config)) return *status;
@@ -114,10 +144,15 @@ int main(int argc, char** argv) {
       "benchmarks through the real ringfused on real FUSE mounts (root).\n"
       "  ringfuse-bench invalidate [--inodes=20,8000] [--runs=100]\n"
       "                 [--methods=entries,entries-batched,epoch,none]\n"
-      "                 [--transport=auto|threads|uring|uring-cmd] [--ringfused=PATH]");
+      "                 [--transport=auto|threads|uring|uring-cmd] [--ringfused=PATH]\n"
+      "  ringfuse-bench notify-floor [--count=8000] [--runs=100]\n"
+      "                 [--transport=auto|threads|uring|uring-cmd]");
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() == 2 && std::string(args[1]) == "invalidate") {
     return ringfuse::tools::Invalidate();
+  }
+  if (args.size() == 2 && std::string(args[1]) == "notify-floor") {
+    return ringfuse::tools::NotifyFloor();
   }
   std::fprintf(stderr, "%s\n", std::string(absl::ProgramUsageMessage()).c_str());
   return 2;
