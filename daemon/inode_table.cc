@@ -13,13 +13,28 @@ bool IsPlainName(std::string_view name) {
 }
 
 InodeTable::InodeTable(UniqueFd root) {
-  struct stat st {};
-  ::fstat(root.get(), &st);
-  auto inode = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
   absl::MutexLock lock(&mutex_);
-  by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
   // The root is never forgotten: one lookup that no FORGET takes away.
-  by_nodeid_[kRootNodeId] = Entry{std::move(inode), 1};
+  by_nodeid_[kRootNodeId].lookups = 1;
+  ServeAsRoot(std::move(root));
+}
+
+void InodeTable::ServeAsRoot(UniqueFd root) {
+  struct stat st {};
+  ::fstat(root.get(), &st);  // an open directory: fstat has nothing left to fail on
+  Entry& entry = by_nodeid_[kRootNodeId];
+  if (entry.inode != nullptr) by_backing_.erase({entry.inode->dev, entry.inode->ino});
+  by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
+  entry.inode = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
+}
+
+void InodeTable::AddNode(UniqueFd path, Found& found) {
+  const uint64_t nodeid = next_nodeid_++;
+  auto inode =
+      std::make_shared<Inode>(Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
+  by_backing_[{found.attr.st_dev, found.attr.st_ino}] = nodeid;
+  by_nodeid_[nodeid] = Entry{inode, 1};
+  found.inode = std::move(inode);
 }
 
 int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
@@ -39,23 +54,14 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
     found.inode = entry.inode;
     return 0;  // the new O_PATH fd closes: the node keeps its first one
   }
-  const uint64_t nodeid = next_nodeid_++;
-  auto inode = std::make_shared<Inode>(Inode{nodeid, key.first, key.second, std::move(path)});
-  by_backing_[key] = nodeid;
-  by_nodeid_[nodeid] = Entry{inode, 1};
-  found.inode = std::move(inode);
+  AddNode(std::move(path), found);
   return 0;
 }
 
 int InodeTable::Adopt(UniqueFd path, Found& found) {
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
   absl::MutexLock lock(&mutex_);
-  const uint64_t nodeid = next_nodeid_++;
-  auto inode =
-      std::make_shared<Inode>(Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
-  by_backing_[{found.attr.st_dev, found.attr.st_ino}] = nodeid;
-  by_nodeid_[nodeid] = Entry{inode, 1};
-  found.inode = std::move(inode);
+  AddNode(std::move(path), found);
   return 0;
 }
 
@@ -99,15 +105,9 @@ void InodeTable::TrackEntries(size_t limit) {
 
 // Lookups wait for this only as long as it takes to copy the node ids: the names leave in a swap.
 KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
-  struct stat st {};
-  ::fstat(root.get(), &st);
-  auto inode = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
   KernelCache cache;
   absl::MutexLock lock(&mutex_);
-  Entry& root_entry = by_nodeid_[kRootNodeId];
-  by_backing_.erase({root_entry.inode->dev, root_entry.inode->ino});
-  by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
-  root_entry.inode = std::move(inode);
+  ServeAsRoot(std::move(root));
   cache.entries.swap(entries_);
   cache.entries_complete = std::exchange(entries_complete_, true);
   cache.nodeids.reserve(by_nodeid_.size());

@@ -87,6 +87,10 @@ class InodeTable {
     uint64_t lookups = 0;
   };
 
+  // Node 1 serves the directory `root` from now on.
+  void ServeAsRoot(UniqueFd root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A new node for the backing inode of `path`, whose attributes are in found.attr; one lookup.
+  void AddNode(UniqueFd path, Found& found) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Counts a lookup and, when tracking, notes its name; returns the parent, null if forgotten.
   std::shared_ptr<const Inode> Begin(uint64_t parent, std::string_view name);
   void Track(uint64_t parent, std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
