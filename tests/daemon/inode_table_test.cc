@@ -8,27 +8,28 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/daemon/test_files.h"
 
 namespace ringfuse::daemon {
 namespace {
 
+using ringfuse::testing::TempDir;
+using ringfuse::testing::WriteFile;
+
 class InodeTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir_template[] = "/tmp/ringfuse-inodes.XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    root_ = dir_template;
-    std::ofstream(root_ + "/file") << "contents";
-    std::filesystem::create_directory(root_ + "/dir");
-    std::filesystem::create_hard_link(root_ + "/file", root_ + "/dir/hardlink");
-    std::filesystem::create_symlink("/etc", root_ + "/link-out");
-    table_ = std::make_unique<InodeTable>(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+    ASSERT_FALSE(root_.path().empty()) << std::strerror(errno);
+    WriteFile(root_.path() + "/file", "contents");
+    std::filesystem::create_directory(root_.path() + "/dir");
+    std::filesystem::create_hard_link(root_.path() + "/file", root_.path() + "/dir/hardlink");
+    std::filesystem::create_symlink("/etc", root_.path() + "/link-out");
+    table_ =
+        std::make_unique<InodeTable>(UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
 
   uint64_t NodeOf(uint64_t parent, std::string_view name) {
     Found found;
@@ -37,7 +38,7 @@ class InodeTableTest : public ::testing::Test {
     return error == 0 ? found.inode->nodeid : 0;
   }
 
-  std::string root_;
+  TempDir root_{"ringfuse-inodes"};  // declared first, so the table goes before it
   std::unique_ptr<InodeTable> table_;
 };
 
@@ -82,7 +83,7 @@ TEST_F(InodeTableTest, OnlyPlainNamesAreLookedUp) {
 
 TEST_F(InodeTableTest, ARenamedDirectoryKeepsItsNodeAndItsChildrenResolveThroughIt) {
   const uint64_t dir = NodeOf(InodeTable::kRootNodeId, "dir");
-  std::filesystem::rename(root_ + "/dir", root_ + "/moved");
+  std::filesystem::rename(root_.path() + "/dir", root_.path() + "/moved");
   EXPECT_EQ(NodeOf(dir, "hardlink"), NodeOf(InodeTable::kRootNodeId, "file"));
   EXPECT_EQ(NodeOf(InodeTable::kRootNodeId, "moved"), dir);
 }
@@ -96,7 +97,7 @@ TEST_F(InodeTableTest, ReplaceRootReportsTrackedNamesOnceAndSwitchesTheRoot) {
   EXPECT_EQ(table_->Lookup(999, "under-a-forgotten-parent", missing), ESTALE);
 
   KernelCache cache =
-      table_->ReplaceRoot(UniqueFd(::open((root_ + "/dir").c_str(), O_PATH | O_CLOEXEC)));
+      table_->ReplaceRoot(UniqueFd(::open((root_.path() + "/dir").c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_TRUE(cache.entries_complete);
   const decltype(cache.entries) expected = {
       {InodeTable::kRootNodeId, "dir"}, {dir, "hardlink"}, {InodeTable::kRootNodeId, "missing"}};
@@ -104,7 +105,7 @@ TEST_F(InodeTableTest, ReplaceRootReportsTrackedNamesOnceAndSwitchesTheRoot) {
   EXPECT_EQ(cache.nodeids.size(), table_->size());
   // Node 1 now is what was "dir": its entry is found there.
   EXPECT_EQ(NodeOf(InodeTable::kRootNodeId, "hardlink"), NodeOf(dir, "hardlink"));
-  cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  cache = table_->ReplaceRoot(UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u) << "names reported by a switch are reported only once";
 }
 
@@ -113,14 +114,15 @@ TEST_F(InodeTableTest, TrackingPastItsLimitMarksTheNamesIncomplete) {
   Found found;
   for (const char* name : {"a", "b", "a", "b"})
     table_->Lookup(InodeTable::kRootNodeId, name, found);
-  KernelCache cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  KernelCache cache =
+      table_->ReplaceRoot(UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u);
   EXPECT_TRUE(cache.entries_complete) << "names already tracked do not count twice";
   for (const char* name : {"a", "b", "c"}) table_->Lookup(InodeTable::kRootNodeId, name, found);
-  cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  cache = table_->ReplaceRoot(UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u);
   EXPECT_FALSE(cache.entries_complete);
-  cache = table_->ReplaceRoot(UniqueFd(::open(root_.c_str(), O_PATH | O_CLOEXEC)));
+  cache = table_->ReplaceRoot(UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_TRUE(cache.entries_complete) << "a switch starts a new, complete set";
 }
 

@@ -5,9 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -15,6 +14,7 @@
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/integrity_exerciser.h"
+#include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 
 namespace ringfuse::integrity {
@@ -22,31 +22,11 @@ namespace {
 
 using ringfuse::daemon::DaemonOptions;
 using ringfuse::daemon::PassthroughFs;
+using ringfuse::testing::ReadFile;
 using ringfuse::testing::ServedMount;
+using ringfuse::testing::TempDir;
 
-// A fresh directory under `parent`, removed with what it holds.
-class TempDir {
- public:
-  explicit TempDir(const std::string& parent = "/tmp") {
-    std::string name = parent + "/ringfuse-integrity.XXXXXX";
-    if (::mkdtemp(name.data()) != nullptr) path_ = name;
-  }
-  ~TempDir() {
-    if (!path_.empty()) std::filesystem::remove_all(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), {});
-}
+constexpr std::string_view kTempPrefix = "ringfuse-integrity";
 
 ExerciserOptions Seeded(const std::string& directory, uint64_t seed, int operations) {
   ExerciserOptions options;
@@ -58,7 +38,7 @@ ExerciserOptions Seeded(const std::string& directory, uint64_t seed, int operati
 
 TEST(IntegrityExerciser, PassesOnLocalDirectories) {
   for (const char* parent : {"/tmp", "/dev/shm"}) {
-    TempDir dir(parent);
+    TempDir dir(kTempPrefix, parent);
     ASSERT_FALSE(dir.path().empty()) << parent;
     for (uint64_t seed : {1, 2}) {
       const ExerciserReport report = RunExerciser(Seeded(dir.path(), seed, 2000));
@@ -121,7 +101,7 @@ void ExpectReported(const ExerciserReport& report, const Corruption& corruption)
 std::string PathOfFirstFile(const TempDir& dir) { return dir.path() + "/" + ExerciserFileName(0); }
 
 TEST(IntegrityExerciser, ReportsAByteChangedBehindItsBackAtTheNextReadOfIt) {
-  TempDir dir;
+  TempDir dir(kTempPrefix);
   Corruption corruption{.path = PathOfFirstFile(dir), .step = 150};
   const ExerciserReport report = RunCorrupted(dir.path(), corruption);
   ExpectReported(report, corruption);
@@ -129,7 +109,7 @@ TEST(IntegrityExerciser, ReportsAByteChangedBehindItsBackAtTheNextReadOfIt) {
 }
 
 TEST(IntegrityExerciser, ReportsAByteChangedAfterTheLastStepInTheFinalComparison) {
-  TempDir dir;
+  TempDir dir(kTempPrefix);
   Corruption corruption{.path = PathOfFirstFile(dir), .step = kCorruptedOperations - 1};
   const ExerciserReport report = RunCorrupted(dir.path(), corruption);
   ExpectReported(report, corruption);
@@ -137,7 +117,7 @@ TEST(IntegrityExerciser, ReportsAByteChangedAfterTheLastStepInTheFinalComparison
 }
 
 TEST(IntegrityExerciser, TheSeedAloneReplaysARun) {
-  TempDir dir;
+  TempDir dir(kTempPrefix);
   Corruption first{.path = PathOfFirstFile(dir), .step = 150};
   Corruption second = first;
   const std::string first_failure = RunCorrupted(dir.path(), first).failure;
@@ -155,7 +135,7 @@ class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
   void SetUp() override {
     TransportTest::SetUp();
     if (IsSkipped()) return;
-    source_ = std::make_unique<TempDir>();
+    source_ = std::make_unique<TempDir>(kTempPrefix);
     ASSERT_FALSE(source_->path().empty());
   }
   void TearDown() override {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -25,7 +26,7 @@ class PassthroughEscape : public PassthroughMountTest {
     PassthroughMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     if (std::filesystem::exists("/tmp/outside")) GTEST_SKIP() << "/tmp/outside exists here";
-    outside_ = top_ + "/outside/inner";
+    outside_ = top_.path() + "/outside/inner";
     std::filesystem::create_directories(outside_);
     ASSERT_EQ(::mkdir(Source("sub").c_str(), 0755), 0);
   }

@@ -7,16 +7,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "daemon/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 
 namespace ringfuse::daemon {
@@ -27,16 +25,11 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
   void SetUp() override {
     TransportTest::SetUp();
     if (IsSkipped()) return;
-    char dir_template[] = "/tmp/ringfuse-write.XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    top_ = dir_template;
-    source_ = top_ + "/source";
+    ASSERT_FALSE(top_.path().empty()) << std::strerror(errno);
+    source_ = top_.path() + "/source";
     ASSERT_EQ(::mkdir(source_.c_str(), 0755), 0);
   }
-  void TearDown() override {
-    Unmount();
-    if (!top_.empty()) std::filesystem::remove_all(top_);
-  }
+  void TearDown() override { Unmount(); }
 
   // Mounts SOURCE served with `options`; the kernel mounts it as `mount_options` say, by
   // default the same (source and mountpoint are filled in here).
@@ -59,22 +52,13 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
   std::string Source(const std::string& relative) const { return source_ + "/" + relative; }
   std::string Mounted(const std::string& relative) const { return mount_->Path(relative); }
 
-  static std::string Contents(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
-  }
-  static void Write(const std::string& path, const std::string& text) {
-    std::ofstream(path, std::ios::binary) << text;
-  }
   static struct stat Lstat(const std::string& path) {
     struct stat st {};
     EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path << ": " << std::strerror(errno);
     return st;
   }
 
-  std::string top_;
+  ringfuse::testing::TempDir top_{"ringfuse-write"};
   std::string source_;
   std::unique_ptr<PassthroughFs> fs_;
   std::unique_ptr<ringfuse::testing::ServedMount> mount_;

@@ -12,9 +12,13 @@
 
 #include "tests/daemon/child_process.h"
 #include "tests/daemon/passthrough_fixture.h"
+#include "tests/daemon/test_files.h"
 
 namespace ringfuse::daemon {
 namespace {
+
+using ringfuse::testing::ReadFile;
+using ringfuse::testing::WriteFile;
 
 // Whether process `pid` runs `program` within a bound.
 bool AwaitRunning(pid_t pid, const std::string& program) {
@@ -57,7 +61,7 @@ class KernelPassthrough : public PassthroughMountTest {
 };
 
 TEST_P(KernelPassthrough, ReadsAndWritesBypassTheDaemon) {
-  Write(Source("file"), "backing bytes");
+  WriteFile(Source("file"), "backing bytes");
   const int fd = ::open(Mounted("file").c_str(), O_RDWR);
   ASSERT_GE(fd, 0) << std::strerror(errno);
   char buffer[64] = {};
@@ -65,14 +69,14 @@ TEST_P(KernelPassthrough, ReadsAndWritesBypassTheDaemon) {
   EXPECT_EQ(std::string(buffer, 13), "backing bytes");
   ASSERT_EQ(::pwrite(fd, "BACKING", 7, 0), 7);
   ::close(fd);
-  EXPECT_EQ(Contents(Source("file")), "BACKING bytes");
+  EXPECT_EQ(ReadFile(Source("file")), "BACKING bytes");
 
   const int created = ::open(Mounted("new").c_str(), O_CREAT | O_RDWR, 0600);
   ASSERT_GE(created, 0) << std::strerror(errno);
   ASSERT_EQ(::write(created, "through create", 14), 14);
   ::close(created);
-  EXPECT_EQ(Contents(Source("new")), "through create");
-  EXPECT_EQ(Contents(Mounted("new")), "through create");
+  EXPECT_EQ(ReadFile(Source("new")), "through create");
+  EXPECT_EQ(ReadFile(Mounted("new")), "through create");
   EXPECT_EQ(fs_->reads_served(), 0u);
   EXPECT_EQ(fs_->writes_served(), 0u);
 }
@@ -83,8 +87,8 @@ TEST_P(KernelPassthrough, WithoutItTheDaemonServesTheIo) {
   DaemonOptions options;
   options.cache = false;
   ASSERT_NO_FATAL_FAILURE(Mount(options));
-  Write(Mounted("file"), "served");
-  EXPECT_EQ(Contents(Mounted("file")), "served");
+  WriteFile(Mounted("file"), "served");
+  EXPECT_EQ(ReadFile(Mounted("file")), "served");
   EXPECT_GT(fs_->reads_served(), 0u);
   EXPECT_GT(fs_->writes_served(), 0u);
 }

@@ -251,8 +251,8 @@ class PassthroughMultiUser : public PassthroughMountTest {
   // Runs `scenario` natively and through the mount, expects the same outcomes, and returns the
   // native ones (the control).
   std::vector<std::string> RunBoth(bool default_permissions, ScenarioFn scenario) {
-    EXPECT_EQ(::chmod(top_.c_str(), 0755), 0);
-    const std::string native = top_ + "/native";
+    EXPECT_EQ(::chmod(top_.path().c_str(), 0755), 0);
+    const std::string native = top_.path() + "/native";
     EXPECT_EQ(::mkdir(native.c_str(), 0777), 0);
     EXPECT_EQ(::chmod(native.c_str(), 0777), 0);
     DaemonOptions options;

@@ -14,47 +14,45 @@
 
 #include "daemon/passthrough_fs.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 
 namespace ringfuse::daemon {
 namespace {
 
+using ringfuse::testing::ReadFile;
 using ringfuse::testing::ServedMount;
+using ringfuse::testing::TempDir;
+using ringfuse::testing::WriteFile;
 
 class PassthroughRead : public ringfuse::testing::TransportTest {
  protected:
   void SetUp() override {
     TransportTest::SetUp();
     if (IsSkipped()) return;
-    char dir_template[] = "/tmp/ringfuse-source.XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    source_ = dir_template;
+    ASSERT_FALSE(source_.path().empty()) << std::strerror(errno);
     std::mt19937 random(7);
     contents_.resize(1 << 20);
     for (char& c : contents_) c = static_cast<char>(random());
-    std::ofstream(source_ + "/data", std::ios::binary) << contents_;
-    std::filesystem::create_directory(source_ + "/sub");
-    std::filesystem::create_symlink("../data", source_ + "/sub/link");
-    fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
-                                          DaemonOptions{});
+    WriteFile(source_.path() + "/data", contents_);
+    std::filesystem::create_directory(source_.path() + "/sub");
+    std::filesystem::create_symlink("../data", source_.path() + "/sub/link");
+    fs_ = std::make_unique<PassthroughFs>(
+        UniqueFd(::open(source_.path().c_str(), O_PATH | O_CLOEXEC)), DaemonOptions{});
     absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(*fs_, GetParam());
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
   }
-  void TearDown() override {
-    mount_.reset();
-    if (!source_.empty()) std::filesystem::remove_all(source_);
-  }
+  void TearDown() override { mount_.reset(); }
 
-  std::string source_;
+  TempDir source_{"ringfuse-source"};
   std::string contents_;
   std::unique_ptr<PassthroughFs> fs_;
   std::unique_ptr<ServedMount> mount_;
 };
 
 TEST_P(PassthroughRead, ReadsBackTheSourceByteForByte) {
-  std::ifstream file(mount_->Path("data"), std::ios::binary);
-  const std::string read((std::istreambuf_iterator<char>(file)), {});
+  const std::string read = ReadFile(mount_->Path("data"));
   EXPECT_EQ(read.size(), contents_.size());
   EXPECT_TRUE(read == contents_);
 }
@@ -62,7 +60,7 @@ TEST_P(PassthroughRead, ReadsBackTheSourceByteForByte) {
 TEST_P(PassthroughRead, AttributesAndSymlinksComeFromTheSource) {
   struct stat through_mount, in_source;
   ASSERT_EQ(::lstat(mount_->Path("sub/link").c_str(), &through_mount), 0) << std::strerror(errno);
-  ASSERT_EQ(::lstat((source_ + "/sub/link").c_str(), &in_source), 0);
+  ASSERT_EQ(::lstat((source_.path() + "/sub/link").c_str(), &in_source), 0);
   EXPECT_TRUE(S_ISLNK(through_mount.st_mode));
   EXPECT_EQ(through_mount.st_ino, in_source.st_ino);
   char target[64] = {};
@@ -75,7 +73,7 @@ TEST_P(PassthroughRead, AttributesAndSymlinksComeFromTheSource) {
 TEST_P(PassthroughRead, StatfsIsTheSourcesFilesystem) {
   struct statvfs through_mount, in_source;
   ASSERT_EQ(::statvfs(mount_->root().c_str(), &through_mount), 0) << std::strerror(errno);
-  ASSERT_EQ(::statvfs(source_.c_str(), &in_source), 0);
+  ASSERT_EQ(::statvfs(source_.path().c_str(), &in_source), 0);
   EXPECT_EQ(through_mount.f_blocks, in_source.f_blocks);
 }
 
@@ -83,7 +81,7 @@ TEST_P(PassthroughRead, ListsEveryEntryOfALargeDirectory) {
   std::set<std::string> expected = {".", ".."};
   for (int i = 0; i < 500; ++i) {
     const std::string name = "entry-" + std::to_string(i);
-    std::ofstream(source_ + "/sub/" + name) << i;
+    WriteFile(source_.path() + "/sub/" + name, std::to_string(i));
     expected.insert(name);
   }
   expected.insert("link");

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,9 +18,13 @@
 
 #include "tests/daemon/child_process.h"
 #include "tests/daemon/passthrough_fixture.h"
+#include "tests/daemon/test_files.h"
 
 namespace ringfuse::daemon {
 namespace {
+
+using ringfuse::testing::ReadFile;
+using ringfuse::testing::WriteFile;
 
 class PassthroughWrite : public PassthroughMountTest {
  protected:
@@ -80,10 +85,10 @@ TEST_P(PassthroughWrite, CreateWriteAndTruncateReachTheSource) {
   const int fd = ::open(Mounted("new").c_str(), O_CREAT | O_EXCL | O_RDWR, 0640);
   ASSERT_GE(fd, 0) << std::strerror(errno);
   ASSERT_EQ(::pwrite(fd, "hello world", 11, 0), 11);
-  EXPECT_EQ(Contents(Source("new")), "hello world");
+  EXPECT_EQ(ReadFile(Source("new")), "hello world");
   EXPECT_EQ(Lstat(Source("new")).st_mode & 07777, 0640u);
   ASSERT_EQ(::ftruncate(fd, 5), 0) << std::strerror(errno);
-  EXPECT_EQ(Contents(Source("new")), "hello");
+  EXPECT_EQ(ReadFile(Source("new")), "hello");
   ASSERT_EQ(::fsync(fd), 0);
   ASSERT_EQ(::fdatasync(fd), 0);
   ::close(fd);
@@ -97,7 +102,7 @@ TEST_P(PassthroughWrite, CreateWriteAndTruncateReachTheSource) {
 }
 
 TEST_P(PassthroughWrite, ModeOwnerAndTimesReachTheSource) {
-  Write(Source("file"), "x");
+  WriteFile(Source("file"), "x");
   ASSERT_EQ(::chmod(Mounted("file").c_str(), 04751), 0) << std::strerror(errno);
   EXPECT_EQ(Lstat(Source("file")).st_mode & 07777, 04751u);
   ASSERT_EQ(::chown(Mounted("file").c_str(), 1234, 5678), 0) << std::strerror(errno);
@@ -133,7 +138,7 @@ TEST_P(PassthroughWrite, DirectoriesSymlinksNodesAndLinks) {
   ASSERT_EQ(::mknod(Mounted("dir/null").c_str(), S_IFCHR | 0600, makedev(1, 3)), 0);
   EXPECT_EQ(Lstat(Source("dir/null")).st_rdev, makedev(1, 3));
 
-  Write(Mounted("dir/file"), "linked");
+  WriteFile(Mounted("dir/file"), "linked");
   ASSERT_EQ(::link(Mounted("dir/file").c_str(), Mounted("hard").c_str()), 0)
       << std::strerror(errno);
   EXPECT_EQ(Lstat(Mounted("hard")).st_ino, Lstat(Mounted("dir/file")).st_ino) << "one node";
@@ -149,33 +154,33 @@ TEST_P(PassthroughWrite, DirectoriesSymlinksNodesAndLinks) {
   ASSERT_EQ(::rmdir(Mounted("dir").c_str()), 0) << std::strerror(errno);
   EXPECT_FALSE(std::filesystem::exists(Source("dir")));
   EXPECT_EQ(Lstat(Mounted("hard")).st_nlink, 1u);
-  EXPECT_EQ(Contents(Mounted("hard")), "linked");
+  EXPECT_EQ(ReadFile(Mounted("hard")), "linked");
 }
 
 TEST_P(PassthroughWrite, RenamePlainNoreplaceAndExchange) {
-  Write(Mounted("a"), "A");
-  Write(Mounted("b"), "B");
+  WriteFile(Mounted("a"), "A");
+  WriteFile(Mounted("b"), "B");
   ASSERT_EQ(::mkdir(Mounted("d").c_str(), 0755), 0);
   ASSERT_EQ(::renameat2(AT_FDCWD, Mounted("a").c_str(), AT_FDCWD, Mounted("d/a").c_str(), 0), 0);
-  EXPECT_EQ(Contents(Source("d/a")), "A");
+  EXPECT_EQ(ReadFile(Source("d/a")), "A");
   EXPECT_FALSE(std::filesystem::exists(Source("a")));
   EXPECT_EQ(ErrnoOf(::renameat2(AT_FDCWD, Mounted("d/a").c_str(), AT_FDCWD, Mounted("b").c_str(),
                                 RENAME_NOREPLACE)),
             EEXIST);
-  EXPECT_EQ(Contents(Source("b")), "B");
+  EXPECT_EQ(ReadFile(Source("b")), "B");
   ASSERT_EQ(::renameat2(AT_FDCWD, Mounted("d/a").c_str(), AT_FDCWD, Mounted("b").c_str(),
                         RENAME_EXCHANGE),
             0)
       << std::strerror(errno);
-  EXPECT_EQ(Contents(Source("b")), "A");
-  EXPECT_EQ(Contents(Source("d/a")), "B");
-  EXPECT_EQ(Contents(Mounted("b")), "A");
+  EXPECT_EQ(ReadFile(Source("b")), "A");
+  EXPECT_EQ(ReadFile(Source("d/a")), "B");
+  EXPECT_EQ(ReadFile(Mounted("b")), "A");
   ASSERT_EQ(::rename(Mounted("d/a").c_str(), Mounted("b").c_str()), 0) << "replacing";
-  EXPECT_EQ(Contents(Source("b")), "B");
+  EXPECT_EQ(ReadFile(Source("b")), "B");
 }
 
 TEST_P(PassthroughWrite, ExtendedAttributes) {
-  Write(Mounted("file"), "x");
+  WriteFile(Mounted("file"), "x");
   const std::string path = Mounted("file");
   ASSERT_EQ(::setxattr(path.c_str(), "user.color", "blue", 4, XATTR_CREATE), 0)
       << std::strerror(errno);
@@ -208,7 +213,7 @@ TEST_P(PassthroughWrite, HolesFallocateAndCopyFileRange) {
   ASSERT_EQ(::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 65536), 0)
       << std::strerror(errno);
   EXPECT_LT(Lstat(Source("sparse")).st_blocks, before);
-  EXPECT_EQ(Contents(Source("sparse")).substr(0, 65536), std::string(65536, '\0'));
+  EXPECT_EQ(ReadFile(Source("sparse")).substr(0, 65536), std::string(65536, '\0'));
   ASSERT_EQ(::fallocate(fd, FALLOC_FL_KEEP_SIZE, 4 << 20, 65536), 0);
   EXPECT_EQ(Lstat(Source("sparse")).st_size, (1 << 20) + 65536) << "KEEP_SIZE";
   ASSERT_EQ(::fallocate(fd, 0, 0, 8 << 20), 0);
@@ -221,11 +226,11 @@ TEST_P(PassthroughWrite, HolesFallocateAndCopyFileRange) {
       << std::strerror(errno);
   ::close(out);
   ::close(fd);
-  EXPECT_EQ(Contents(Source("copy")), std::string(10, '\0') + std::string(1000, 'z'));
+  EXPECT_EQ(ReadFile(Source("copy")), std::string(10, '\0') + std::string(1000, 'z'));
 }
 
 TEST_P(PassthroughWrite, FlockConflictsBetweenProcesses) {
-  Write(Mounted("locked"), "x");
+  WriteFile(Mounted("locked"), "x");
   const int fd = ::open(Mounted("locked").c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0) << std::strerror(errno);
@@ -247,7 +252,7 @@ TEST_P(PassthroughWrite, FlockConflictsBetweenProcesses) {
 }
 
 TEST_P(PassthroughWrite, PosixLocksConflictBetweenProcessesAndGoAtClose) {
-  Write(Mounted("locked"), std::string(100, 'x'));
+  WriteFile(Mounted("locked"), std::string(100, 'x'));
   const std::string path = Mounted("locked");
   const int fd = ::open(path.c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
@@ -283,7 +288,7 @@ TEST_P(PassthroughWrite, PosixLocksConflictBetweenProcessesAndGoAtClose) {
 // Natively a lock granted to a waiting thread after another thread of its process closed an fd
 // of the file is held: the close released only the locks held before it.
 TEST_P(PassthroughWrite, AWaitGrantedAfterACloseOfTheSameOwnerIsHeld) {
-  Write(Mounted("locked"), "x");
+  WriteFile(Mounted("locked"), "x");
   const std::string path = Mounted("locked");
   std::unique_ptr<Child> holder = HoldWriteLock(path);
   ASSERT_FALSE(HasFailure());
@@ -310,7 +315,7 @@ TEST_P(PassthroughWrite, AWaitGrantedAfterACloseOfTheSameOwnerIsHeld) {
 // A waiting caller killed is answered at once, while the lock is still held: it does not sit in
 // D state until the lock comes free.
 TEST_P(PassthroughWrite, AKilledWaiterGoesWhileTheLockIsHeld) {
-  Write(Mounted("locked"), "x");
+  WriteFile(Mounted("locked"), "x");
   const std::string path = Mounted("locked");
   std::unique_ptr<Child> holder = HoldWriteLock(path);
   ASSERT_FALSE(HasFailure());
@@ -369,7 +374,7 @@ TEST_P(PassthroughWrite, TmpfileStatxAndAccess) {
             0)
       << std::strerror(errno);
   ::close(fd);
-  EXPECT_EQ(Contents(Source("named")), "anonymous");
+  EXPECT_EQ(ReadFile(Source("named")), "anonymous");
 
   struct statx through_mount {
   }, in_source{};
@@ -394,7 +399,7 @@ TEST_P(PassthroughWrite, TmpfileStatxAndAccess) {
 // filesystem (AddressSanitizer's leak check at exit would name any left behind).
 TEST_P(PassthroughWrite, HandlesTheKernelNeverReleasedGoWithTheFilesystem) {
   Mount();
-  Write(Source("held"), "held open");
+  WriteFile(Source("held"), "held open");
   ::mkdir(Source("dir").c_str(), 0755);
   const int file = ::open(Mounted("held").c_str(), O_RDONLY | O_CLOEXEC);
   const int dir = ::open(Mounted("dir").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -417,7 +422,7 @@ INSTANTIATE_TEST_SUITE_P(Transports, PassthroughWrite, ringfuse::testing::kEvery
 class PassthroughReadOnly : public PassthroughMountTest {};
 
 TEST_P(PassthroughReadOnly, EveryChangeIsEROFS) {
-  Write(Source("file"), "kept");
+  WriteFile(Source("file"), "kept");
   ASSERT_EQ(::mkdir(Source("dir").c_str(), 0755), 0);
   DaemonOptions options;
   options.read_only = true;
@@ -435,8 +440,8 @@ TEST_P(PassthroughReadOnly, EveryChangeIsEROFS) {
   EXPECT_EQ(ErrnoOf(::setxattr(file.c_str(), "user.x", "1", 1, 0)), EROFS);
   EXPECT_EQ(ErrnoOf(::symlink("x", Mounted("l").c_str())), EROFS);
   EXPECT_EQ(ErrnoOf(::link(file.c_str(), Mounted("l").c_str())), EROFS);
-  EXPECT_EQ(Contents(file), "kept") << "reading still works";
-  EXPECT_EQ(Contents(Source("file")), "kept");
+  EXPECT_EQ(ReadFile(file), "kept") << "reading still works";
+  EXPECT_EQ(ReadFile(Source("file")), "kept");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(source_), {}), 2);
 }
 

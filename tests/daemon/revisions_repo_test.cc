@@ -3,8 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "daemon/control_commands.h"
@@ -12,46 +13,44 @@
 #include "daemon/revisions.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/test_files.h"
 
 namespace ringfuse::daemon {
 namespace {
 
+using ringfuse::testing::TempDir;
+using ringfuse::testing::WriteFile;
 using ::testing::HasSubstr;
 
 class RevisionRepoTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir_template[] = "/tmp/ringfuse-repo.XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    path_ = dir_template;
-  }
-  void TearDown() override { std::filesystem::remove_all(path_); }
+  void SetUp() override { ASSERT_FALSE(dir_.path().empty()) << std::strerror(errno); }
 
   void MakeRevisions(std::initializer_list<const char*> names) {
-    for (const char* name : names) std::filesystem::create_directory(path_ + "/" + name);
+    for (const char* name : names) std::filesystem::create_directory(dir_.path() + "/" + name);
   }
 
-  std::string path_;
+  TempDir dir_{"ringfuse-repo"};
 };
 
 TEST_F(RevisionRepoTest, NewestIsTheLastInVersionOrder) {
   MakeRevisions({"r9", "r10", "r2", "2026.10", "2026.9"});
-  std::ofstream(path_ + "/r99-notes");  // a file, not a revision
-  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(path_);
+  WriteFile(dir_.path() + "/r99-notes", "");  // a file, not a revision
+  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(dir_.path());
   ASSERT_TRUE(repo.ok()) << repo.status();
   EXPECT_EQ(*repo->Newest(), "r10");
 }
 
 TEST_F(RevisionRepoTest, NumbersCompareByValueNotByDigits) {
   MakeRevisions({"2026.9", "2026.10", "2026.010"});
-  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(path_);
+  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(dir_.path());
   ASSERT_TRUE(repo.ok()) << repo.status();
   const std::string newest = *repo->Newest();
   EXPECT_TRUE(newest == "2026.10" || newest == "2026.010") << newest;
 }
 
 TEST_F(RevisionRepoTest, AnEmptyRepositorySaysWhatItNeeds) {
-  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(path_);
+  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(dir_.path());
   ASSERT_TRUE(repo.ok()) << repo.status();
   absl::StatusOr<std::string> newest = repo->Newest();
   ASSERT_FALSE(newest.ok());
@@ -60,10 +59,10 @@ TEST_F(RevisionRepoTest, AnEmptyRepositorySaysWhatItNeeds) {
 
 TEST_F(RevisionRepoTest, OnlyDirectoriesDirectlyInTheRepositoryAreRevisions) {
   MakeRevisions({"r1"});
-  std::filesystem::create_directory(path_ + "/r1/inner");
-  std::ofstream(path_ + "/file");
-  std::filesystem::create_directory_symlink("/etc", path_ + "/escape");
-  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(path_);
+  std::filesystem::create_directory(dir_.path() + "/r1/inner");
+  WriteFile(dir_.path() + "/file", "");
+  std::filesystem::create_directory_symlink("/etc", dir_.path() + "/escape");
+  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(dir_.path());
   ASSERT_TRUE(repo.ok()) << repo.status();
   EXPECT_TRUE(repo->OpenRevision("r1").ok());
   for (const char* name : {"..", ".", "", "r1/inner", "file", "escape", "missing"}) {
@@ -71,13 +70,13 @@ TEST_F(RevisionRepoTest, OnlyDirectoriesDirectlyInTheRepositoryAreRevisions) {
     EXPECT_FALSE(opened.ok()) << "\"" << name << "\" was accepted as a revision";
   }
   EXPECT_THAT(repo->OpenRevision("missing").status().message(),
-              HasSubstr("no revision \"missing\" in " + path_));
+              HasSubstr("no revision \"missing\" in " + dir_.path()));
 }
 
 TEST_F(RevisionRepoTest, AMissingRepositoryIsNamed) {
-  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(path_ + "/absent");
+  absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(dir_.path() + "/absent");
   ASSERT_FALSE(repo.ok());
-  EXPECT_THAT(repo.status().message(), HasSubstr(path_ + "/absent"));
+  EXPECT_THAT(repo.status().message(), HasSubstr(dir_.path() + "/absent"));
 }
 
 TEST(InvalidationMethod, NamesRoundTrip) {

@@ -36,32 +36,15 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 
 namespace ringfuse::daemon {
 namespace {
 
 using ringfuse::testing::ServedMount;
+using ringfuse::testing::TempDir;
 using Clock = std::chrono::steady_clock;
-
-// A temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    char name[] = "/tmp/ringfuse-revisions.XXXXXX";
-    if (::mkdtemp(name) != nullptr) path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Forwards every operation to PassthroughFs, counting READs per node id and noting, at OPEN,
 // which backing inode each node id stands for.
@@ -135,7 +118,7 @@ class Revisions : public ringfuse::testing::TransportTest {
   void SetUp() override {
     TransportTest::SetUp();
     if (IsSkipped()) return;
-    repo_ = std::make_unique<TempDir>();
+    repo_ = std::make_unique<TempDir>("ringfuse-revisions");
     ASSERT_FALSE(repo_->path().empty()) << std::strerror(errno);
   }
   void TearDown() override {

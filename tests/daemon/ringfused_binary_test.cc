@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,6 +20,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 
 extern char** environ;
@@ -25,6 +28,9 @@ extern char** environ;
 namespace ringfuse::daemon {
 namespace {
 
+using ringfuse::testing::ReadFile;
+using ringfuse::testing::TempDir;
+using ringfuse::testing::WriteFile;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
@@ -115,33 +121,26 @@ bool IsMounted(const std::string& path) {
   return false;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  return std::string((std::istreambuf_iterator<char>(file)), {});
-}
-
 class RingfusedBinary : public ::testing::Test {
  protected:
   void SetUp() override {
-    char dir_template[] = "/tmp/ringfused-binary.XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
-    repo_ = dir_ + "/repo";
-    mountpoint_ = dir_ + "/mnt";
+    ASSERT_FALSE(dir_.path().empty()) << std::strerror(errno);
+    repo_ = dir_.path() + "/repo";
+    mountpoint_ = dir_.path() + "/mnt";
     std::filesystem::create_directories(repo_ + "/r1/sub");
     std::filesystem::create_directories(repo_ + "/r2/sub");
     std::filesystem::create_directory(mountpoint_);
-    std::ofstream(repo_ + "/r1/version") << "one\n";
-    std::ofstream(repo_ + "/r2/version") << "two, longer\n";
-    std::ofstream(repo_ + "/r1/sub/same") << "shared\n";
+    WriteFile(repo_ + "/r1/version", "one\n");
+    WriteFile(repo_ + "/r2/version", "two, longer\n");
+    WriteFile(repo_ + "/r1/sub/same", "shared\n");
     std::filesystem::create_hard_link(repo_ + "/r1/sub/same", repo_ + "/r2/sub/same");
   }
 
-  // Whatever a test leaves, the daemon is stopped and the mount removed before the directory.
+  // Whatever a test leaves, the daemon is stopped and the mount removed here, before dir_ goes
+  // with the fixture.
   void TearDown() override {
     if (daemon_pid_ > 0) ::kill(daemon_pid_, SIGKILL);
     if (IsMounted(mountpoint_)) ::umount2(mountpoint_.c_str(), MNT_DETACH);
-    std::filesystem::remove_all(dir_);
   }
 
   bool WaitUntilUnmounted(std::chrono::milliseconds bound) {
@@ -153,7 +152,8 @@ class RingfusedBinary : public ::testing::Test {
     return true;
   }
 
-  std::string dir_, repo_, mountpoint_;
+  TempDir dir_{"ringfused-binary"};
+  std::string repo_, mountpoint_;
   pid_t daemon_pid_ = -1;
 };
 
@@ -164,9 +164,9 @@ TEST_F(RingfusedBinary, HelpAndCommandLineErrors) {
   const Outcome unknown = RunCommand({RINGFUSED_BINARY, "--frobnicate", "/a", "/b"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.output, HasSubstr("unknown option --frobnicate"));
-  const Outcome missing = RunCommand({RINGFUSED_BINARY, dir_ + "/absent", mountpoint_});
+  const Outcome missing = RunCommand({RINGFUSED_BINARY, dir_.path() + "/absent", mountpoint_});
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_THAT(missing.output, HasSubstr(dir_ + "/absent"));
+  EXPECT_THAT(missing.output, HasSubstr(dir_.path() + "/absent"));
   const Outcome ctl = RunCommand({RINGFUSE_CTL_BINARY, "publish"});
   EXPECT_EQ(ctl.exit_code, 2);
   EXPECT_THAT(ctl.output, HasSubstr("usage: ringfuse-ctl publish MOUNTPOINT REV"));
@@ -233,7 +233,7 @@ TEST_F(RingfusedBinary, ControlIsRefusedWhereNoDaemonServes) {
 // -d: each request and its reply on a line of their own, in the foreground; SIGINT ends it.
 TEST_F(RingfusedBinary, DebugTracesRequestsAndReplies) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
-  const std::string log = dir_ + "/trace";
+  const std::string log = dir_.path() + "/trace";
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
