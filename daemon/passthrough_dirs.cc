@@ -17,12 +17,9 @@ namespace ringfuse::daemon {
 void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, OpenReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(ESTALE);
-  int fd;
-  {
-    ActAsCaller caller(context);  // without default_permissions, the caller's right to list
-    if (!caller.ok()) return reply.Error(EPERM);
-    fd = Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY);
-  }
+  // As the caller: without default_permissions, this is where the right to list is checked.
+  const int fd =
+      CallAsCaller(context, 0, [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); });
   if (fd < 0) return reply.Error(errno);
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {

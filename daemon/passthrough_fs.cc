@@ -195,10 +195,10 @@ void PassthroughFs::Access(const RequestContext& context, const op::Access& args
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(ESTALE);
   if (options_.read_only && (args.in.mask & W_OK)) return reply.Error(EROFS);
-  ActAsCaller caller(context);
-  if (!caller.ok()) return reply.Error(EPERM);
-  if (::faccessat(inode->path.get(), "", static_cast<int>(args.in.mask),
-                  AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW) != 0) {
+  if (CallAsCaller(context, 0, [&] {
+        return ::faccessat(inode->path.get(), "", static_cast<int>(args.in.mask),
+                           AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW);
+      }) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();

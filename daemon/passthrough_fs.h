@@ -138,6 +138,8 @@ class PassthroughFs : public Handler {
   void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
             DataReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
+  void ChangeXattr(const RequestContext& context, EmptyReply reply,
+                   absl::FunctionRef<int(const char* path)> change);
   // Answers a lock request: at once when `attempt` is done, else (for SETLKW) when it is.
   void AnswerLock(const RequestContext& context, bool wait, LockWaiter::Attempt attempt,
                   EmptyReply reply);

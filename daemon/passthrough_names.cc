@@ -29,10 +29,9 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
     return reply.Error(error);
   }
   const std::string name_string(name);
-  {
-    ActAsCaller caller(context, CreateUmask(umask));
-    if (!caller.ok()) return reply.Error(EPERM);
-    if (make(dir->path.get(), name_string.c_str()) != 0) return reply.Error(errno);
+  if (CallAsCaller(context, CreateUmask(umask),
+                   [&] { return make(dir->path.get(), name_string.c_str()); }) != 0) {
+    return reply.Error(errno);
   }
   abi::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), name, entry); error != 0) {
@@ -48,9 +47,10 @@ void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view 
   if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
     return reply.Error(error);
   }
-  ActAsCaller caller(context);
-  if (!caller.ok()) return reply.Error(EPERM);
-  if (remove(dir->path.get(), std::string(name).c_str()) != 0) return reply.Error(errno);
+  const std::string name_string(name);
+  if (CallAsCaller(context, 0, [&] { return remove(dir->path.get(), name_string.c_str()); }) != 0) {
+    return reply.Error(errno);
+  }
   reply.Ok();
 }
 

@@ -58,18 +58,11 @@ void ReplyXattr(uint32_t size, Call call, XattrReply reply) {
 
 void PassthroughFs::Setxattr(const RequestContext& context, const op::Setxattr& args,
                              EmptyReply reply) {
-  std::string path;
-  if (const int error = ChangeablePath(options_.read_only, inodes_, context.nodeid(), path);
-      error != 0) {
-    return reply.Error(error);
-  }
-  ActAsCaller caller(context);
-  if (!caller.ok()) return reply.Error(EPERM);
-  if (::setxattr(path.c_str(), std::string(args.name).c_str(), args.value.data(), args.value.size(),
-                 static_cast<int>(args.in.flags)) != 0) {
-    return reply.Error(errno);
-  }
-  reply.Ok();
+  const std::string name(args.name);
+  ChangeXattr(context, std::move(reply), [&](const char* path) {
+    return ::setxattr(path, name.c_str(), args.value.data(), args.value.size(),
+                      static_cast<int>(args.in.flags));
+  });
 }
 
 void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& args,
@@ -107,14 +100,22 @@ void PassthroughFs::Listxattr(const RequestContext& context, const op::Listxattr
 
 void PassthroughFs::Removexattr(const RequestContext& context, const op::Removexattr& args,
                                 EmptyReply reply) {
+  const std::string name(args.name);
+  ChangeXattr(context, std::move(reply),
+              [&](const char* path) { return ::removexattr(path, name.c_str()); });
+}
+
+// Setting and removing: refused in read-only mode, made as the caller.
+void PassthroughFs::ChangeXattr(const RequestContext& context, EmptyReply reply,
+                                absl::FunctionRef<int(const char* path)> change) {
   std::string path;
   if (const int error = ChangeablePath(options_.read_only, inodes_, context.nodeid(), path);
       error != 0) {
     return reply.Error(error);
   }
-  ActAsCaller caller(context);
-  if (!caller.ok()) return reply.Error(EPERM);
-  if (::removexattr(path.c_str(), std::string(args.name).c_str()) != 0) return reply.Error(errno);
+  if (CallAsCaller(context, 0, [&] { return change(path.c_str()); }) != 0) {
+    return reply.Error(errno);
+  }
   reply.Ok();
 }
 

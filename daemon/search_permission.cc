@@ -45,9 +45,8 @@ bool EveryoneMaySearch(int dir_fd, const struct stat& st) {
 }
 
 int KernelSaysCallerMaySearch(const RequestContext& context, int dir_fd) {
-  ActAsCaller caller(context);
-  if (!caller.ok()) return EPERM;
-  return ::faccessat(dir_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) == 0 ? 0 : errno;
+  const auto may_search = [&] { return ::faccessat(dir_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); };
+  return CallAsCaller(context, 0, may_search) == 0 ? 0 : errno;
 }
 
 }  // namespace
