@@ -46,6 +46,7 @@
 #include "tools/bench_notify_floor.h"
 #include "tools/bench_system.h"
 #include "transport/transport.h"
+#include "transport/uring_switch.h"
 
 ABSL_FLAG(std::string, inodes, "20,8000", "tree sizes in inodes below the root, comma-separated");
 ABSL_FLAG(int, runs, 100, "invalidate: publishes per method and tree size; notify-floor: runs");

@@ -13,6 +13,7 @@
 #include "tools/bench_system.h"
 #include "tools/bench_tree.h"
 #include "transport/errno_status.h"
+#include "transport/uring_switch.h"
 
 namespace ringfuse::tools {
 namespace {

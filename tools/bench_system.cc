@@ -6,25 +6,15 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 
 #include "absl/strings/str_format.h"
 
 namespace ringfuse::tools {
 namespace {
 
-constexpr const char* kEnableUring = "/sys/module/fuse/parameters/enable_uring";
-
 volatile std::sig_atomic_t stop_requested = 0;
 
 void OnStopSignal(int) { stop_requested = 1; }
-
-bool WriteParameter(const std::string& value) {
-  std::ofstream file(kEnableUring);
-  file << value;
-  file.flush();
-  return static_cast<bool>(file);
-}
 
 }  // namespace
 
@@ -34,25 +24,6 @@ std::optional<std::string> WhyFuseMountsCannotRun() {
     return absl::StrFormat("/dev/fuse is not usable: %s", std::strerror(errno));
   }
   return std::nullopt;
-}
-
-absl::Status UringSwitch::TurnOn() {
-  std::string old;
-  std::ifstream(kEnableUring) >> old;
-  if (old.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s is missing: this kernel has no FUSE-over-io_uring", kEnableUring));
-  }
-  if (old == "Y") return absl::OkStatus();
-  if (!WriteParameter("Y")) {
-    return absl::PermissionDeniedError(absl::StrFormat("cannot write Y to %s", kEnableUring));
-  }
-  restore_ = old;
-  return absl::OkStatus();
-}
-
-UringSwitch::~UringSwitch() {
-  if (!restore_.empty()) WriteParameter(restore_);
 }
 
 void CatchStopSignals() {

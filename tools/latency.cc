@@ -35,6 +35,7 @@
 #include "tools/null_fs.h"
 #include "transport/session.h"
 #include "transport/signals.h"
+#include "transport/uring_switch.h"
 
 ABSL_FLAG(std::string, transports, "threads,uring,uring-cmd", "transports to compare");
 ABSL_FLAG(std::string, clients, "1,2", "client thread counts to run");
@@ -44,8 +45,6 @@ ABSL_FLAG(int, depth, 0, "queue depth for the io_uring transports (0: each one's
 
 namespace ringfuse::tools {
 namespace {
-
-constexpr const char* kEnableUring = "/sys/module/fuse/parameters/enable_uring";
 
 struct Measurement {
   double ops_per_second = 0;
@@ -168,22 +167,6 @@ Measurement MeasureStat(const std::string& path, int clients, pid_t server) {
 double Median(std::vector<double> values) { return Percentile(values, 0.5); }
 
 // Switches FUSE-over-io_uring on for the run and back to what it was when destroyed.
-class EnableUring {
- public:
-  EnableUring() {
-    std::ifstream in(kEnableUring);
-    in >> old_;
-    if (old_ != "Y") Write("Y");
-  }
-  ~EnableUring() {
-    if (!old_.empty() && old_ != "Y") Write(old_);
-  }
-
- private:
-  static void Write(const std::string& value) { std::ofstream(kEnableUring) << value; }
-  std::string old_;
-};
-
 int Run() {
   const std::vector<std::string> transports =
       absl::StrSplit(absl::GetFlag(FLAGS_transports), ',', absl::SkipEmpty());
@@ -193,7 +176,10 @@ int Run() {
     if (!absl::SimpleAtoi(c, &n) || n < 1) return std::fprintf(stderr, "bad --clients\n"), 2;
     client_counts.push_back(n);
   }
-  EnableUring uring;
+  UringSwitch uring;  // for the uring-cmd rows; the machine's setting comes back at the end
+  if (absl::Status on = uring.TurnOn(); !on.ok()) {
+    std::fprintf(stderr, "ringfuse-latency: %s\n", std::string(on.message()).c_str());
+  }
   char dir_template[] = "/tmp/ringfuse-latency.XXXXXX";
   const std::string mountpoint = mkdtemp(dir_template);
   std::map<std::pair<std::string, int>, std::vector<Measurement>> results;

@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <future>
 #include <thread>
 
@@ -12,25 +11,6 @@
 #include "gtest/gtest.h"
 
 namespace ringfuse::testing {
-namespace {
-
-constexpr const char* kEnableUring = "/sys/module/fuse/parameters/enable_uring";
-
-std::string ReadFirstWord(const char* path) {
-  std::ifstream file(path);
-  std::string word;
-  file >> word;
-  return word;
-}
-
-bool WriteText(const char* path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  file.flush();
-  return static_cast<bool>(file);
-}
-
-}  // namespace
 
 std::string TransportTestName(const ::testing::TestParamInfo<TransportKind>& param_info) {
   switch (param_info.param) {
@@ -51,18 +31,7 @@ std::optional<std::string> WhyKernelTestsCannotRun() {
 }
 
 UringEnabled::UringEnabled() {
-  old_value_ = ReadFirstWord(kEnableUring);
-  if (old_value_.empty()) {
-    reason_ = absl::StrFormat("%s is missing: this kernel has no FUSE-over-io_uring", kEnableUring);
-    return;
-  }
-  if (old_value_ != "Y" && !WriteText(kEnableUring, "Y")) {
-    reason_ = absl::StrFormat("cannot write Y to %s", kEnableUring);
-  }
-}
-
-UringEnabled::~UringEnabled() {
-  if (!old_value_.empty() && old_value_ != "Y") WriteText(kEnableUring, old_value_);
+  if (absl::Status on = switch_.TurnOn(); !on.ok()) reason_ = std::string(on.message());
 }
 
 void TransportTest::SetUp() {

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "protocol/handler.h"
 #include "transport/session.h"
+#include "transport/uring_switch.h"
 
 namespace ringfuse::testing {
 
@@ -27,12 +28,11 @@ std::optional<std::string> WhyKernelTestsCannotRun();
 class UringEnabled {
  public:
   UringEnabled();
-  ~UringEnabled();
   bool ok() const { return reason_.empty(); }
   const std::string& reason() const { return reason_; }
 
  private:
-  std::string old_value_;
+  UringSwitch switch_;
   std::string reason_;
 };
 
