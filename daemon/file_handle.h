@@ -19,8 +19,6 @@ class FileHandle {
     ino_ = st.st_ino;
   }
 
-  static FileHandle& Of(uint64_t fh) { return *reinterpret_cast<FileHandle*>(fh); }
-
   int fd() const { return fd_.get(); }
   int flags() const { return flags_; }  // the backing open's flags
   dev_t dev() const { return dev_; }

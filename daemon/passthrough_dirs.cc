@@ -59,7 +59,7 @@ bool AddUnlooked(DirentPacker& packer, const dirent& entry, uint64_t next) {
 // cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
 void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
                          DataReply reply) {
-  DIR* dir = HandleRegistry<DirHandle>::Of(fh).dir;
+  DIR* dir = open_dirs_.Of(fh).dir;
   ::seekdir(dir, static_cast<long>(offset));
   const bool look_up =
       plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(::dirfd(dir)));
@@ -102,7 +102,7 @@ void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args
 }
 
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
-  if (Sync(::dirfd(HandleRegistry<DirHandle>::Of(args.in.fh).dir), args.in.fsync_flags) != 0) {
+  if (Sync(::dirfd(open_dirs_.Of(args.in.fh).dir), args.in.fsync_flags) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();

@@ -161,7 +161,7 @@ int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::S
   }
   if (valid & abi::kFattrSize) {
     const off_t size = static_cast<off_t>(in.size);
-    const int result = valid & abi::kFattrFh ? ::ftruncate(FileHandle::Of(in.fh).fd(), size)
+    const int result = valid & abi::kFattrFh ? ::ftruncate(open_files_.Of(in.fh).fd(), size)
                                              : ::truncate(ProcPath(path_fd).c_str(), size);
     if (result != 0) return errno;
   }

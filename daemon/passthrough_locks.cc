@@ -42,7 +42,7 @@ int LockResult(int error) { return error == EACCES || error == EWOULDBLOCK ? EAG
 
 void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
   const std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(FileHandle::Of(args.in.fh), args.in.owner);
+      owner_locks_.Begin(open_files_.Of(args.in.fh), args.in.owner);
   if (request == nullptr) return reply.Error(errno);
   struct flock lock = FlockOf(args.in.lk);
   if (const int error = request->Get(lock); error != 0) return reply.Error(error);
@@ -51,7 +51,7 @@ void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockRepl
 
 void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
   if (args.in.lk_flags & abi::kLkFlock) return Flock(context, args, std::move(reply));
-  const FileHandle& handle = FileHandle::Of(args.in.fh);
+  const FileHandle& handle = open_files_.Of(args.in.fh);
   const struct flock lock = FlockOf(args.in.lk);
   if (const int error = OwnerLocks::CheckAccess(handle, lock.l_type); error != 0) {
     return reply.Error(error);
@@ -64,7 +64,7 @@ void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, 
 }
 
 void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
-  const int fd = FileHandle::Of(args.in.fh).fd();
+  const int fd = open_files_.Of(args.in.fh).fd();
   const int operation = args.in.lk.type == F_RDLCK   ? LOCK_SH
                         : args.in.lk.type == F_WRLCK ? LOCK_EX
                                                      : LOCK_UN;
