@@ -1,7 +1,9 @@
 #include "daemon/inode_table.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -12,61 +14,126 @@ bool IsPlainName(std::string_view name) {
          name.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
 }
 
-InodeTable::InodeTable(UniqueFd root) {
+size_t InodeTable::DefaultOpenLimit() {
+  constexpr size_t kFewest = 16;
+  constexpr size_t kMost = 16384;  // enough for the trees a cache walk touches at once
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMost;
+  return std::clamp<size_t>(limit.rlim_cur / 4, kFewest, kMost);
+}
+
+InodeTable::InodeTable(UniqueFd root, size_t open_limit)
+    : handles_(root.get()), open_limit_(open_limit) {
   absl::MutexLock lock(&mutex_);
   // The root is never forgotten: one lookup that no FORGET takes away.
   by_nodeid_[kRootNodeId].lookups = 1;
   ServeAsRoot(std::move(root));
 }
 
+// The root stays open: every walk starts there.
 void InodeTable::ServeAsRoot(UniqueFd root) {
   struct stat st {};
   ::fstat(root.get(), &st);  // an open directory: fstat has nothing left to fail on
   Entry& entry = by_nodeid_[kRootNodeId];
-  if (entry.inode != nullptr) by_backing_.erase({entry.inode->dev, entry.inode->ino});
+  if (entry.open != nullptr) {
+    auto old = by_backing_.find({entry.dev, entry.ino});
+    if (old != by_backing_.end() && old->second == kRootNodeId) by_backing_.erase(old);
+  } else {
+    ++pinned_;
+  }
   by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
-  entry.inode = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
+  entry.dev = st.st_dev;
+  entry.ino = st.st_ino;
+  entry.open = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
 }
 
-void InodeTable::AddNode(UniqueFd path, Found& found) {
+void InodeTable::AddNode(UniqueFd path, std::string handle, Found& found, Closing& closing) {
   const uint64_t nodeid = next_nodeid_++;
   auto inode =
       std::make_shared<Inode>(Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
   by_backing_[{found.attr.st_dev, found.attr.st_ino}] = nodeid;
-  by_nodeid_[nodeid] = Entry{inode, 1};
-  found.inode = std::move(inode);
+  Entry& entry = by_nodeid_[nodeid];
+  entry.dev = found.attr.st_dev;
+  entry.ino = found.attr.st_ino;
+  entry.handle = handles_.openable() ? std::move(handle) : std::string();
+  entry.lookups = 1;
+  found.inode = inode;
+  Install(entry, std::move(inode), closing);
+}
+
+void InodeTable::Install(Entry& entry, std::shared_ptr<const Inode> inode, Closing& closing) {
+  entry.open = std::move(inode);
+  if (!entry.reopenable()) {
+    ++pinned_;
+    return;
+  }
+  recent_.push_front(entry.open->nodeid);
+  entry.recent = recent_.begin();
+  CloseBeyondLimit(closing);
+}
+
+void InodeTable::CloseBeyondLimit(Closing& closing) {
+  while (recent_.size() > open_limit_) Close(by_nodeid_[recent_.back()], closing);
+}
+
+void InodeTable::Close(Entry& entry, Closing& closing) {
+  if (entry.open == nullptr) return;
+  if (entry.reopenable()) {
+    recent_.erase(entry.recent);
+  } else {
+    --pinned_;
+  }
+  closing.push_back(std::move(entry.open));
+  entry.open = nullptr;
 }
 
 int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
   if (!IsPlainName(name)) return EINVAL;
-  const std::shared_ptr<const Inode> directory = Begin(parent, name);
-  if (directory == nullptr) return ESTALE;
+  if (!Begin(parent, name)) return ESTALE;
+  const std::shared_ptr<const Inode> directory = Get(parent);
+  if (directory == nullptr) return errno;
   const std::string name_string(name);
   UniqueFd path(
       ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
+  std::string handle = handles_.HandleOf(path.get());
 
+  Closing closing;  // declared before the lock: fds close after it is let go
   absl::MutexLock lock(&mutex_);
-  const std::pair<dev_t, ino_t> key{found.attr.st_dev, found.attr.st_ino};
-  if (auto known = by_backing_.find(key); known != by_backing_.end()) {
+  if (auto known = by_backing_.find({found.attr.st_dev, found.attr.st_ino});
+      known != by_backing_.end()) {
     Entry& entry = by_nodeid_[known->second];
-    ++entry.lookups;
-    found.inode = entry.inode;
-    return 0;  // the new O_PATH fd closes: the node keeps its first one
+    // An inode number reused since the node was made names another inode: a new node for it.
+    if (handle.empty() || entry.handle.empty() || handle == entry.handle) {
+      ++entry.lookups;
+      if (entry.open == nullptr) {
+        Install(entry,
+                std::make_shared<Inode>(
+                    Inode{known->second, found.attr.st_dev, found.attr.st_ino, std::move(path)}),
+                closing);
+      } else if (entry.reopenable()) {
+        recent_.splice(recent_.begin(), recent_, entry.recent);
+      }
+      found.inode = entry.open;
+      return 0;  // the new O_PATH fd closes, unless the node had none open
+    }
   }
-  AddNode(std::move(path), found);
+  AddNode(std::move(path), std::move(handle), found, closing);
   return 0;
 }
 
 int InodeTable::Adopt(UniqueFd path, Found& found) {
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
+  Closing closing;
   absl::MutexLock lock(&mutex_);
-  AddNode(std::move(path), found);
+  // Kept open: an O_TMPFILE inode has no links, which some filesystems' handles do not reach.
+  AddNode(std::move(path), std::string(), found, closing);
   return 0;
 }
 
 void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
   if (nodeid == kRootNodeId) return;
+  Closing closing;
   absl::MutexLock lock(&mutex_);
   auto entry = by_nodeid_.find(nodeid);
   if (entry == by_nodeid_.end()) return;
@@ -75,19 +142,20 @@ void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
     return;
   }
   // Requests in flight may still hold the inode; its fd closes when the last one lets go.
-  by_backing_.erase({entry->second.inode->dev, entry->second.inode->ino});
+  Close(entry->second, closing);
+  auto backing = by_backing_.find({entry->second.dev, entry->second.ino});
+  if (backing != by_backing_.end() && backing->second == nodeid) by_backing_.erase(backing);
   by_nodeid_.erase(entry);
 }
 
 // Counts the lookup and notes its name before resolving it, under the same lock as the root's
 // switch: a lookup either is reported by ReplaceRoot or sees the new root.
-std::shared_ptr<const Inode> InodeTable::Begin(uint64_t parent, std::string_view name) {
+bool InodeTable::Begin(uint64_t parent, std::string_view name) {
   absl::MutexLock lock(&mutex_);
   ++lookups_served_;
-  auto entry = by_nodeid_.find(parent);
-  if (entry == by_nodeid_.end()) return nullptr;
+  if (!by_nodeid_.contains(parent)) return false;
   if (tracked_entries_limit_ > 0) Track(parent, name);
-  return entry->second.inode;
+  return true;
 }
 
 void InodeTable::Track(uint64_t parent, std::string_view name) {
@@ -120,15 +188,61 @@ uint64_t InodeTable::lookups_served() const {
   return lookups_served_;
 }
 
-std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) const {
+std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
+  Entry closed;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto entry = by_nodeid_.find(nodeid);
+    if (entry == by_nodeid_.end()) {
+      errno = ESTALE;
+      return nullptr;
+    }
+    if (entry->second.open != nullptr) {
+      if (entry->second.reopenable()) {
+        recent_.splice(recent_.begin(), recent_, entry->second.recent);
+      }
+      return entry->second.open;
+    }
+    closed.dev = entry->second.dev;
+    closed.ino = entry->second.ino;
+    closed.handle = entry->second.handle;
+  }
+  return Reopen(nodeid, closed);  // outside the lock: the inode may have to be read from disk
+}
+
+std::shared_ptr<const Inode> InodeTable::Reopen(uint64_t nodeid, const Entry& closed) {
+  UniqueFd path = handles_.Open(closed.handle);
+  if (!path.valid()) return nullptr;
+  struct stat st {};
+  if (::fstat(path.get(), &st) != 0) return nullptr;
+  if (st.st_dev != closed.dev || st.st_ino != closed.ino) {
+    errno = ESTALE;  // a handle that resolves to anything else is not this node's
+    return nullptr;
+  }
+  auto inode = std::make_shared<Inode>(Inode{nodeid, closed.dev, closed.ino, std::move(path)});
+  Closing closing;
   absl::MutexLock lock(&mutex_);
   auto entry = by_nodeid_.find(nodeid);
-  return entry == by_nodeid_.end() ? nullptr : entry->second.inode;
+  // Forgotten meanwhile: the request still gets its fd, which closes when it is done.
+  if (entry == by_nodeid_.end()) return inode;
+  if (entry->second.open != nullptr) return entry->second.open;  // reopened by another request
+  Install(entry->second, inode, closing);
+  return inode;
 }
 
 size_t InodeTable::size() const {
   absl::MutexLock lock(&mutex_);
   return by_nodeid_.size();
+}
+
+size_t InodeTable::open_count() const {
+  absl::MutexLock lock(&mutex_);
+  return recent_.size() + pinned_;
+}
+
+size_t InodeTable::pinned_count() const {
+  absl::MutexLock lock(&mutex_);
+  return pinned_;
 }
 
 uint64_t InodeTable::LookupCount(uint64_t nodeid) const {

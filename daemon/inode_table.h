@@ -1,5 +1,12 @@
-// The passthrough daemon's inodes: one node id per backing inode (st_dev, st_ino), each holding
-// an O_PATH fd to it and the kernel's lookup count, which FORGET brings back down.
+// The passthrough daemon's inodes: one node id per backing inode, with the kernel's lookup count,
+// which FORGET brings back down.
+//
+// The kernel may remember far more inodes than the daemon may hold fds (at the default limit of
+// 1024, one fd per node failed a plain `find` with EMFILE), so a node keeps its backing inode as
+// a file handle (inode_handle.h) and an O_PATH fd only while it is among the most recently used:
+// at most open_limit() of them, reopened by handle on demand. Where handles cannot be opened
+// (no CAP_DAC_READ_SEARCH, or a filesystem without them) a node keeps its fd until FORGET, as
+// every passthrough daemon does; pinned_count() says how many.
 //
 // Every access to the backing tree goes through these fds with *at() calls on single names
 // that may not be "", ".", ".." or contain '/', opened with O_NOFOLLOW: no path is ever
@@ -10,6 +17,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,10 +28,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/inode_handle.h"
 #include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
+// A node's backing inode, open: a request that holds this keeps the fd open even if the table
+// closes its own reference meanwhile.
 struct Inode {
   uint64_t nodeid;
   dev_t dev;
@@ -49,8 +60,12 @@ class InodeTable {
  public:
   static constexpr uint64_t kRootNodeId = 1;
 
+  // The number of nodes kept open by default: a quarter of the fd limit, so that open files,
+  // lock owners' opens and the transport have the rest.
+  static size_t DefaultOpenLimit();
+
   // `root` is an O_PATH fd to SOURCE's top directory.
-  explicit InodeTable(UniqueFd root);
+  explicit InodeTable(UniqueFd root, size_t open_limit = DefaultOpenLimit());
 
   // The entry `name` in directory `parent`, counted as one kernel lookup: an existing node if
   // the backing inode already has one, a new node id otherwise. Returns 0 or the errno to
@@ -61,8 +76,9 @@ class InodeTable {
   // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
   // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
   int Adopt(UniqueFd path, Found& found);
-  // The node, or null when the kernel has forgotten it (or never had it).
-  std::shared_ptr<const Inode> Get(uint64_t nodeid) const;
+  // The node, open; null with errno set when the kernel has forgotten it (ESTALE), its inode is
+  // gone (ESTALE) or it cannot be reopened now (EMFILE...).
+  std::shared_ptr<const Inode> Get(uint64_t nodeid);
 
   // Remember every (parent, name) looked up from now on, found or not, so that ReplaceRoot can
   // say which dentries the kernel may hold. Off by default: it costs a set insert per lookup.
@@ -80,24 +96,52 @@ class InodeTable {
 
   size_t size() const;
   uint64_t LookupCount(uint64_t nodeid) const;
+  size_t open_limit() const { return open_limit_; }
+  // Nodes whose fd is open now, and those among them that cannot be closed until FORGET.
+  size_t open_count() const;
+  size_t pinned_count() const;
 
  private:
   struct Entry {
-    std::shared_ptr<const Inode> inode;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::string handle;                    // "": cannot be reopened, so `open` stays until FORGET
+    std::shared_ptr<const Inode> open;     // null while closed
+    std::list<uint64_t>::iterator recent;  // where in recent_, while open and reopenable
     uint64_t lookups = 0;
+    bool reopenable() const { return !handle.empty(); }
   };
+  // Fds the table let go of, closed once its lock is released.
+  using Closing = std::vector<std::shared_ptr<const Inode>>;
 
   // Node 1 serves the directory `root` from now on.
   void ServeAsRoot(UniqueFd root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // A new node for the backing inode of `path`, whose attributes are in found.attr; one lookup.
-  void AddNode(UniqueFd path, Found& found) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Counts a lookup and, when tracking, notes its name; returns the parent, null if forgotten.
-  std::shared_ptr<const Inode> Begin(uint64_t parent, std::string_view name);
+  // A new node for the backing inode of `path`, whose attributes are in found.attr and whose
+  // handle is `handle` ("" to keep it open); one lookup.
+  void AddNode(UniqueFd path, std::string handle, Found& found, Closing& closing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Counts a lookup and, when tracking, notes its name; false if the parent is forgotten.
+  bool Begin(uint64_t parent, std::string_view name);
   void Track(uint64_t parent, std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Makes `inode` the entry's open fd, the most recently used; what must close goes to `closing`
+  // (closed after the lock is let go).
+  void Install(Entry& entry, std::shared_ptr<const Inode> inode, Closing& closing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Closes the least recently used reopenable nodes beyond open_limit_.
+  void CloseBeyondLimit(Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes the entry's open fd out of the table (into `closing`).
+  void Close(Entry& entry, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Opens the node again by its handle, checking that it still names (dev, ino).
+  std::shared_ptr<const Inode> Reopen(uint64_t nodeid, const Entry& closed);
 
+  InodeHandles handles_;
+  const size_t open_limit_;
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<uint64_t, Entry> by_nodeid_ ABSL_GUARDED_BY(mutex_);
+  // The node now serving each backing inode (an older node of a reused inode number may live on).
   std::map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
+  std::list<uint64_t> recent_ ABSL_GUARDED_BY(mutex_);  // open reopenable nodes, newest first
+  size_t pinned_ ABSL_GUARDED_BY(mutex_) = 0;
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
   size_t tracked_entries_limit_ ABSL_GUARDED_BY(mutex_) = 0;  // 0: not tracking
   bool entries_complete_ ABSL_GUARDED_BY(mutex_) = true;

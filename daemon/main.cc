@@ -2,6 +2,7 @@
 // revisions (read-only, switched by `ringfuse-ctl publish`) through the ringfuse library.
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <memory>
@@ -34,6 +35,15 @@ absl::Status MakeAbsolute(std::string& path, std::string_view what) {
   path = resolved;
   ::free(resolved);
   return absl::OkStatus();
+}
+
+// Services start with a soft fd limit of 1024 while the hard limit allows far more: the daemon
+// takes what it may, since every open file of every client is one of its fds.
+void RaiseFdLimit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);  // cannot fail: the soft limit only rises to the hard one
 }
 
 // What the served tree starts as: SOURCE, or the chosen revision of REPO.
@@ -107,6 +117,7 @@ absl::Status Start(Running& running, const DaemonOptions& options) {
 
 int Run(const DaemonOptions& options, std::string_view program) {
   StopSignals signals;  // before any thread exists
+  RaiseFdLimit();       // before the inode table sizes itself from it
   SetLogLevel(options.debug ? LogLevel::kDebug : LogLevel::kWarning);
   std::optional<DetachedDaemon> detached;
   if (!options.foreground) {

@@ -16,7 +16,7 @@ namespace ringfuse::daemon {
 
 void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, OpenReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   // As the caller: without default_permissions, this is where the right to list is checked.
   const int fd =
       CallAsCaller(context, 0, [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); });

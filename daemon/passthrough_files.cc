@@ -94,7 +94,7 @@ int PassthroughFs::NewHandle(UniqueFd fd, int flags, abi::OpenOut& out) {
 void PassthroughFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
   if (options_.read_only && Writes(args.in.flags)) return reply.Error(EROFS);
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.in.flags);
   UniqueFd fd(CallAsCaller(context, 0, [&] { return Reopen(inode->path.get(), flags); }));
   if (!fd.valid()) return reply.Error(errno);
@@ -135,7 +135,7 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
                             CreateReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
-  if (dir == nullptr) return reply.Error(ESTALE);
+  if (dir == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.in.flags & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
   UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
     return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.in.mode);

@@ -91,7 +91,7 @@ int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut
 void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args,
                            EntryReply reply) {
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
-  if (dir == nullptr) return reply.Error(ESTALE);
+  if (dir == nullptr) return reply.Error(errno);
   if (!options_.default_permissions) {
     if (const int error = CallerMaySearch(context, dir->path.get()); error != 0) {
       return reply.Error(error);
@@ -122,7 +122,7 @@ void PassthroughFs::BatchForget(const RequestContext&, const op::BatchForget& ar
 
 void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   struct stat st;
   if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
   reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
@@ -132,7 +132,7 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
                             AttrReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   struct stat st;
   if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
   int error;
@@ -176,7 +176,7 @@ int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::S
 
 void PassthroughFs::Statx(const RequestContext& context, const op::Statx& args, StatxReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   struct statx st;
   const int flags =
       AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | static_cast<int>(args.in.sx_flags & AT_STATX_SYNC_TYPE);
@@ -193,7 +193,7 @@ void PassthroughFs::Statx(const RequestContext& context, const op::Statx& args, 
 void PassthroughFs::Access(const RequestContext& context, const op::Access& args,
                            EmptyReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   if (options_.read_only && (args.in.mask & W_OK)) return reply.Error(EROFS);
   if (CallAsCaller(context, 0, [&] {
         return ::faccessat(inode->path.get(), "", static_cast<int>(args.in.mask),
@@ -206,7 +206,7 @@ void PassthroughFs::Access(const RequestContext& context, const op::Access& args
 
 void PassthroughFs::Readlink(const RequestContext& context, const op::Readlink&, DataReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   char target[abi::kSymlinkTargetMax + 1];
   const ssize_t length = ::readlinkat(inode->path.get(), "", target, sizeof(target));
   if (length < 0) return reply.Error(errno);
@@ -215,7 +215,7 @@ void PassthroughFs::Readlink(const RequestContext& context, const op::Readlink&,
 
 void PassthroughFs::Statfs(const RequestContext& context, const op::Statfs&, StatfsReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   struct statvfs st;
   if (::fstatvfs(inode->path.get(), &st) != 0) return reply.Error(errno);
   abi::Kstatfs out{};

@@ -18,7 +18,7 @@ int PassthroughFs::ChangeableDirectory(uint64_t nodeid, std::string_view name,
   if (options_.read_only) return EROFS;
   if (!IsPlainName(name)) return EINVAL;
   dir = inodes_.Get(nodeid);
-  return dir == nullptr ? ESTALE : 0;
+  return dir == nullptr ? errno : 0;
 }
 
 void PassthroughFs::AddEntry(const RequestContext& context, std::string_view name, uint32_t umask,
@@ -84,7 +84,7 @@ void PassthroughFs::Mkdir(const RequestContext& context, const op::Mkdir& args, 
 // itself, so a symlink gets a new name, never its target.
 void PassthroughFs::Link(const RequestContext& context, const op::Link& args, EntryReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(args.in.oldnodeid);
-  if (inode == nullptr) return reply.Error(ESTALE);
+  if (inode == nullptr) return reply.Error(errno);
   const std::string source = ProcPath(inode->path.get());
   AddEntry(
       context, args.new_name, 0,
@@ -112,7 +112,7 @@ void PassthroughFs::Rmdir(const RequestContext& context, const op::Rmdir& args, 
 void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args,
                            EmptyReply reply) {
   const std::shared_ptr<const Inode> new_dir = inodes_.Get(args.newdir);
-  if (new_dir == nullptr) return reply.Error(ESTALE);
+  if (new_dir == nullptr) return reply.Error(errno);
   if (!IsPlainName(args.new_name)) return reply.Error(EINVAL);
   const std::string new_name(args.new_name);
   RemoveEntry(

@@ -20,21 +20,29 @@
 namespace ringfuse::daemon {
 namespace {
 
+// The path to reach a node's attributes by, valid while the inode it names is held open.
+struct AttributePath {
+  std::shared_ptr<const Inode> inode;
+  std::string path;
+  const char* c_str() const { return path.c_str(); }
+};
+
 // The path to reach the node's attributes by, or the errno to answer.
-int AttributePath(const InodeTable& inodes, uint64_t nodeid, std::string& path) {
-  const std::shared_ptr<const Inode> inode = inodes.Get(nodeid);
-  if (inode == nullptr) return ESTALE;
+int AttributePathOf(InodeTable& inodes, uint64_t nodeid, AttributePath& path) {
+  path.inode = inodes.Get(nodeid);
+  if (path.inode == nullptr) return errno;
   struct stat st;
-  if (::fstatat(inode->path.get(), "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  const int fd = path.inode->path.get();
+  if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   if (S_ISLNK(st.st_mode)) return ENODATA;
-  path = ProcPath(inode->path.get());
+  path.path = ProcPath(fd);
   return 0;
 }
 
 // The same, for a change: EROFS in read-only mode, EPERM for a symlink.
-int ChangeablePath(bool read_only, const InodeTable& inodes, uint64_t nodeid, std::string& path) {
+int ChangeablePathOf(bool read_only, InodeTable& inodes, uint64_t nodeid, AttributePath& path) {
   if (read_only) return EROFS;
-  const int error = AttributePath(inodes, nodeid, path);
+  const int error = AttributePathOf(inodes, nodeid, path);
   return error == ENODATA ? EPERM : error;
 }
 
@@ -67,8 +75,8 @@ void PassthroughFs::Setxattr(const RequestContext& context, const op::Setxattr& 
 
 void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& args,
                              XattrReply reply) {
-  std::string path;
-  if (const int error = AttributePath(inodes_, context.nodeid(), path); error != 0) {
+  AttributePath path;
+  if (const int error = AttributePathOf(inodes_, context.nodeid(), path); error != 0) {
     return reply.Error(error);
   }
   const std::string name(args.name);
@@ -84,8 +92,8 @@ void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& 
 
 void PassthroughFs::Listxattr(const RequestContext& context, const op::Listxattr& args,
                               XattrReply reply) {
-  std::string path;
-  if (const int error = AttributePath(inodes_, context.nodeid(), path); error == ENODATA) {
+  AttributePath path;
+  if (const int error = AttributePathOf(inodes_, context.nodeid(), path); error == ENODATA) {
     return args.in.size == 0 ? reply.Size(0) : reply.Data({});
   } else if (error != 0) {
     return reply.Error(error);
@@ -108,8 +116,8 @@ void PassthroughFs::Removexattr(const RequestContext& context, const op::Removex
 // Setting and removing: refused in read-only mode, made as the caller.
 void PassthroughFs::ChangeXattr(const RequestContext& context, EmptyReply reply,
                                 absl::FunctionRef<int(const char* path)> change) {
-  std::string path;
-  if (const int error = ChangeablePath(options_.read_only, inodes_, context.nodeid(), path);
+  AttributePath path;
+  if (const int error = ChangeablePathOf(options_.read_only, inodes_, context.nodeid(), path);
       error != 0) {
     return reply.Error(error);
   }

@@ -27,6 +27,11 @@ inline constexpr uint32_t kInvalidUidGid = 0xffffffffu;
 inline constexpr size_t kNameMax = 1024;
 inline constexpr size_t kSymlinkTargetMax = 4095;
 inline constexpr size_t kXattrNameMax = 255;
+// The VFS caps getxattr and listxattr buffers at XATTR_SIZE_MAX and XATTR_LIST_MAX (both 64 KiB),
+// so the kernel never asks a FUSE server for more.
+inline constexpr uint32_t kXattrSizeMax = 65536;
+// The most any connection can negotiate: max_pages is 16 bits, pages at most 64 KiB.
+inline constexpr uint32_t kMaxReplyAnyConnection = 0xffffu * 65536u;
 
 struct Attr {
   uint64_t ino;

@@ -143,7 +143,8 @@ void Dispatcher::HandleInit(const abi::InHeader& header, const op::Init& init, R
     return;
   }
   negotiated_ = result->agreed;
-  parse_context_ = ParseContext{negotiated_.minor, negotiated_.Has(abi::init_flag::kSetxattrExt)};
+  parse_context_ = ParseContext{negotiated_.minor, negotiated_.Has(abi::init_flag::kSetxattrExt),
+                                negotiated_.MaxPayload(wishes_.page_size)};
   handler_.Init(negotiated_);
   state_.store(ConnectionState::kRunning, std::memory_order_release);
   const ConstBytes reply = AsBytes(result->reply).first(InitOutSize(init.in.minor));

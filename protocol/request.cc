@@ -17,8 +17,9 @@ size_t FixedSize(const OpcodeInfo& info, const ParseContext& context) {
 // every accessor returns nothing after it, so a per-opcode parse is a straight line of reads.
 class ArgumentParser {
  public:
-  ArgumentParser(const abi::InHeader& header, ConstBytes fixed, ConstBytes tail)
-      : header_(header), fixed_(fixed), tail_(tail) {}
+  ArgumentParser(const abi::InHeader& header, ConstBytes fixed, ConstBytes tail,
+                 const ParseContext& context)
+      : header_(header), fixed_(fixed), tail_(tail), context_(context) {}
 
   std::optional<RequestArgs> Parse(Opcode opcode);
   const std::optional<ParseError>& error() const { return error_; }
@@ -53,6 +54,18 @@ class ArgumentParser {
     return data.value_or(ConstBytes{});
   }
 
+  // A fixed struct whose `size` asks for a reply of that many bytes, at most `limit`.
+  template <typename T>
+  T SizedReply(uint32_t limit, std::string_view what) {
+    const T in = Fixed<T>();
+    if (!error_ && in.size > limit) Fail(ParseErrorKind::kSizeTooLarge, what);
+    return in;
+  }
+  abi::ReadIn ReadSize(std::string_view what) {
+    return SizedReply<abi::ReadIn>(context_.max_reply, what);
+  }
+  abi::GetxattrIn XattrSize() { return SizedReply<abi::GetxattrIn>(abi::kXattrSizeMax, "size"); }
+
   template <typename T>
   RecordArray<T> Records(uint32_t count, std::string_view what) {
     const ConstBytes bytes = Data(uint64_t{count} * sizeof(T), what);
@@ -69,6 +82,7 @@ class ArgumentParser {
   const abi::InHeader& header_;
   Reader fixed_;
   Reader tail_;
+  const ParseContext& context_;
   std::optional<ParseError> error_;
 };
 
@@ -116,7 +130,7 @@ std::optional<RequestArgs> ArgumentParser::Parse(Opcode opcode) {
       break;
     }
     case Opcode::kOpen: args = op::Open{Fixed<abi::OpenIn>()}; break;
-    case Opcode::kRead: args = op::Read{Fixed<abi::ReadIn>()}; break;
+    case Opcode::kRead: args = op::Read{ReadSize("read size")}; break;
     case Opcode::kWrite: {
       const auto in = Fixed<abi::WriteIn>();
       args = op::Write{in, Data(in.size, "write data")};
@@ -132,16 +146,16 @@ std::optional<RequestArgs> ArgumentParser::Parse(Opcode opcode) {
       break;
     }
     case Opcode::kGetxattr: {
-      const auto in = Fixed<abi::GetxattrIn>();
+      const auto in = XattrSize();
       args = op::Getxattr{in, XattrName()};
       break;
     }
-    case Opcode::kListxattr: args = op::Listxattr{Fixed<abi::GetxattrIn>()}; break;
+    case Opcode::kListxattr: args = op::Listxattr{XattrSize()}; break;
     case Opcode::kRemovexattr: args = op::Removexattr{XattrName()}; break;
     case Opcode::kFlush: args = op::Flush{Fixed<abi::FlushIn>()}; break;
     case Opcode::kInit: args = op::Init{Fixed<abi::InitIn>()}; break;
     case Opcode::kOpendir: args = op::Opendir{Fixed<abi::OpenIn>()}; break;
-    case Opcode::kReaddir: args = op::Readdir{Fixed<abi::ReadIn>()}; break;
+    case Opcode::kReaddir: args = op::Readdir{ReadSize("readdir size")}; break;
     case Opcode::kReleasedir: args = op::Releasedir{Fixed<abi::ReleaseIn>()}; break;
     case Opcode::kFsyncdir: args = op::Fsyncdir{Fixed<abi::FsyncIn>()}; break;
     case Opcode::kGetlk: args = op::Getlk{Fixed<abi::LkIn>()}; break;
@@ -173,7 +187,7 @@ std::optional<RequestArgs> ArgumentParser::Parse(Opcode opcode) {
       break;
     }
     case Opcode::kFallocate: args = op::Fallocate{Fixed<abi::FallocateIn>()}; break;
-    case Opcode::kReaddirplus: args = op::Readdirplus{Fixed<abi::ReadIn>()}; break;
+    case Opcode::kReaddirplus: args = op::Readdirplus{ReadSize("readdirplus size")}; break;
     case Opcode::kLseek: args = op::Lseek{Fixed<abi::LseekIn>()}; break;
     case Opcode::kCopyFileRange:
       args = op::CopyFileRange{Fixed<abi::CopyFileRangeIn>(), false};
@@ -251,7 +265,8 @@ ParseResult ParseParts(const abi::InHeader& header, ConstBytes fixed_area, Const
   if (auto error = ParseExtensions(header, tail_and_ext.last(ext_bytes), request.extensions)) {
     return *error;
   }
-  ArgumentParser parser(header, fixed_area.first(std::min(fixed_area.size(), fixed_size)), tail);
+  ArgumentParser parser(header, fixed_area.first(std::min(fixed_area.size(), fixed_size)), tail,
+                        context);
   std::optional<RequestArgs> args = parser.Parse(info->opcode);
   if (!args) return *parser.error();
   request.args = std::move(*args);
@@ -269,6 +284,7 @@ std::string_view ParseErrorKindName(ParseErrorKind kind) {
     case ParseErrorKind::kNameWithoutNul: return "name without NUL";
     case ParseErrorKind::kNameTooLong: return "name too long";
     case ParseErrorKind::kBadExtension: return "malformed request extension";
+    case ParseErrorKind::kSizeTooLarge: return "reply size beyond what was negotiated";
   }
   return "unknown parse error";
 }

@@ -23,6 +23,9 @@ namespace ringfuse {
 struct ParseContext {
   uint32_t minor = abi::kKernelMinor;  // the negotiated protocol minor
   bool setxattr_ext = true;            // FUSE_SETXATTR_EXT agreed: SETXATTR has the 16-byte struct
+  // The largest reply the kernel accepts (Negotiated::MaxPayload): READ, READDIR and READDIRPLUS
+  // asking for more are malformed, so that no handler sizes a buffer from an unchecked number.
+  uint32_t max_reply = abi::kMaxReplyAnyConnection;
 };
 
 // A run of fixed-size records in kernel memory order, read by copy (no alignment assumed).
@@ -236,6 +239,7 @@ enum class ParseErrorKind {
   kNameWithoutNul,     // a name is not NUL-terminated inside the message
   kNameTooLong,        // a name is longer than the kernel itself allows
   kBadExtension,       // the request extensions are malformed
+  kSizeTooLarge,       // a requested reply size beyond what the connection allows
 };
 
 std::string_view ParseErrorKindName(ParseErrorKind kind);

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
@@ -124,6 +126,102 @@ TEST_F(InodeTableTest, TrackingPastItsLimitMarksTheNamesIncomplete) {
   EXPECT_FALSE(cache.entries_complete);
   cache = table_->ReplaceRoot(UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_TRUE(cache.entries_complete) << "a switch starts a new, complete set";
+}
+
+// A table that keeps at most kOpenLimit nodes open, over `files` files named f0, f1...
+class BoundedInodeTableTest : public InodeTableTest {
+ protected:
+  static constexpr size_t kOpenLimit = 4;
+  static constexpr int kFiles = 50;
+
+  void SetUp() override {
+    InodeTableTest::SetUp();
+    for (int i = 0; i < kFiles; ++i) WriteFile(root_.path() + "/f" + std::to_string(i), "x");
+    table_ = std::make_unique<InodeTable>(
+        UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
+    // Reopening needs CAP_DAC_READ_SEARCH; without it every node stays open (tested below).
+    Found probe;
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f0", probe), 0);
+    reopenable_ = table_->pinned_count() == 1;
+    table_->Forget(probe.inode->nodeid, 1);
+  }
+
+  // The (st_dev, st_ino) of what the node's fd reaches.
+  std::pair<dev_t, ino_t> BackingOf(uint64_t nodeid) {
+    const std::shared_ptr<const Inode> inode = table_->Get(nodeid);
+    struct stat st {};
+    if (inode == nullptr || ::fstat(inode->path.get(), &st) != 0) return {0, 0};
+    return {st.st_dev, st.st_ino};
+  }
+
+  bool reopenable_ = false;
+};
+
+TEST_F(BoundedInodeTableTest, KeepsAtMostItsLimitOpenAndReopensEveryNodeOnDemand) {
+  if (!reopenable_) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
+  std::vector<Found> nodes(kFiles);
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), nodes[i]), 0);
+    EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
+  }
+  for (const Found& node : nodes) {
+    EXPECT_EQ(BackingOf(node.inode->nodeid), std::pair(node.attr.st_dev, node.attr.st_ino));
+  }
+  EXPECT_LE(table_->open_count(), kOpenLimit + 1);
+}
+
+TEST_F(BoundedInodeTableTest, AClosedNodeFollowsItsInodeAcrossARename) {
+  if (!reopenable_) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
+  Found moved;
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", moved), 0);
+  Found other;
+  for (int i = 2; i < 2 + static_cast<int>(kOpenLimit); ++i) {
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other), 0);
+  }
+  const uint64_t moved_node = moved.inode->nodeid;
+  moved.inode.reset();  // now closed: only its handle is left
+  std::filesystem::rename(root_.path() + "/f1", root_.path() + "/dir/renamed");
+  EXPECT_EQ(BackingOf(moved_node), std::pair(moved.attr.st_dev, moved.attr.st_ino));
+  EXPECT_EQ(table_->Get(12345), nullptr);
+  EXPECT_EQ(errno, ESTALE);
+}
+
+// A closed node does not keep its inode alive, so its number can come back for another file:
+// that file gets a node of its own, the old node answers ESTALE, and forgetting the old node
+// leaves the new one's mapping alone.
+TEST_F(BoundedInodeTableTest, AReusedInodeNumberIsAnotherNode) {
+  if (!reopenable_) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
+  Found old_file;
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "victim", old_file), ENOENT);
+  WriteFile(root_.path() + "/victim", "old");
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "victim", old_file), 0);
+  const uint64_t old_node = old_file.inode->nodeid;
+  old_file.inode.reset();
+  Found other;
+  for (int i = 0; i < static_cast<int>(kOpenLimit); ++i) {
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other), 0);
+  }
+  other.inode.reset();
+  std::filesystem::remove(root_.path() + "/victim");
+  // ext4 hands the freed number out again soon; try a few names until it does.
+  std::string reused;
+  for (int i = 0; i < 200 && reused.empty(); ++i) {
+    const std::string name = "new" + std::to_string(i);
+    WriteFile(root_.path() + "/" + name, "new");
+    struct stat st {};
+    ASSERT_EQ(::stat((root_.path() + "/" + name).c_str(), &st), 0);
+    if (st.st_ino == old_file.attr.st_ino) reused = name;
+  }
+  if (reused.empty()) GTEST_SKIP() << "the filesystem under /tmp did not reuse the inode number";
+  Found new_file;
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, new_file), 0);
+  EXPECT_NE(new_file.inode->nodeid, old_node);
+  EXPECT_EQ(table_->Get(old_node), nullptr);
+  EXPECT_EQ(errno, ESTALE);
+  table_->Forget(old_node, 1);
+  Found again;
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, again), 0);
+  EXPECT_EQ(again.inode->nodeid, new_file.inode->nodeid) << "FORGET dropped another node's inode";
 }
 
 }  // namespace

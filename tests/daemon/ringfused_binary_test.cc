@@ -5,9 +5,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -16,12 +19,14 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
+#include "transport/fd.h"
 
 extern char** environ;
 
@@ -143,9 +148,12 @@ class RingfusedBinary : public ::testing::Test {
     if (IsMounted(mountpoint_)) ::umount2(mountpoint_.c_str(), MNT_DETACH);
   }
 
-  bool WaitUntilUnmounted(std::chrono::milliseconds bound) {
+  bool WaitUntilUnmounted(std::chrono::milliseconds bound) { return WaitUntil(false, bound); }
+  bool WaitUntilMounted(std::chrono::milliseconds bound) { return WaitUntil(true, bound); }
+
+  bool WaitUntil(bool mounted, std::chrono::milliseconds bound) {
     const auto deadline = Clock::now() + bound;
-    while (IsMounted(mountpoint_)) {
+    while (IsMounted(mountpoint_) != mounted) {
       if (Clock::now() > deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -244,11 +252,7 @@ TEST_F(RingfusedBinary, DebugTracesRequestsAndReplies) {
     ::_exit(127);
   }
   daemon_pid_ = pid;
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (!IsMounted(mountpoint_) && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(IsMounted(mountpoint_)) << ReadFile(log);
+  ASSERT_TRUE(WaitUntilMounted(std::chrono::seconds(10))) << ReadFile(log);
   EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   const int status = WaitBounded(pid, std::chrono::seconds(10));
@@ -260,6 +264,102 @@ TEST_F(RingfusedBinary, DebugTracesRequestsAndReplies) {
   EXPECT_THAT(trace, HasSubstr("LOOKUP unique="));
   EXPECT_THAT(trace, HasSubstr("name=\"version\""));
   EXPECT_THAT(trace, HasSubstr("  reply unique="));
+}
+
+// What /proc/<pid>/limits says of a process's open files: {soft, hard}.
+std::pair<long, long> FdLimitsOf(pid_t pid) {
+  std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
+  for (std::string line; std::getline(limits, line);) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream fields(line.substr(std::strlen("Max open files")));
+    long soft = -1, hard = -1;
+    fields >> soft >> hard;
+    return {soft, hard};
+  }
+  return {-1, -1};
+}
+
+size_t FdCountOf(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  std::error_code error;
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir, error),
+                                           std::filesystem::directory_iterator()));
+}
+
+// ringfused in the foreground, as a service manager starts it: with the fd limits given.
+class RingfusedUnderFdLimit : public RingfusedBinary {
+ protected:
+  void Start(rlim_t soft, rlim_t hard, const std::string& source) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const struct rlimit limit { soft, hard };
+      if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(126);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, STDERR_FILENO);
+      ::execl(RINGFUSED_BINARY, RINGFUSED_BINARY, "-f", source.c_str(), mountpoint_.c_str(),
+              nullptr);
+      ::_exit(127);
+    }
+    daemon_pid_ = pid;
+    ASSERT_TRUE(WaitUntilMounted(std::chrono::seconds(10)));
+  }
+
+  void Stop() {
+    ASSERT_EQ(::kill(daemon_pid_, SIGTERM), 0);
+    const int status = WaitBounded(daemon_pid_, std::chrono::seconds(10));
+    daemon_pid_ = -1;
+    EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_FALSE(IsMounted(mountpoint_));
+  }
+};
+
+TEST_F(RingfusedUnderFdLimit, RaisesItsSoftLimitToTheHardOne) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  Start(256, 4096, repo_ + "/r1");
+  EXPECT_EQ(FdLimitsOf(daemon_pid_), std::pair(4096L, 4096L));
+  Stop();
+}
+
+// The kernel remembers every inode a walk touched; the daemon may hold 256 fds in all. A daemon
+// holding one fd per remembered node failed most of this walk with EMFILE.
+TEST_F(RingfusedUnderFdLimit, ServesTwentyThousandFilesWithinTwoHundredFiftySixFds) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  constexpr int kFiles = 20000;
+  constexpr int kOpens = 1000;
+  const std::string source = dir_.path() + "/many";
+  std::filesystem::create_directory(source);
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_TRUE(UniqueFd(::open((source + "/" + std::to_string(i)).c_str(),
+                                O_CREAT | O_WRONLY | O_CLOEXEC, 0644))
+                    .valid());
+  }
+  Start(256, 256, source);
+  ASSERT_EQ(FdLimitsOf(daemon_pid_), std::pair(256L, 256L)) << "the limit under test is not set";
+
+  const UniqueFd dir(::open(mountpoint_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir.valid()) << std::strerror(errno);
+  size_t most_fds = 0;
+  int stat_failures = 0;
+  for (int i = 0; i < kFiles; ++i) {
+    struct stat st {};
+    if (::fstatat(dir.get(), std::to_string(i).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      ++stat_failures;
+    }
+    if (i % 1000 == 0) most_fds = std::max(most_fds, FdCountOf(daemon_pid_));
+  }
+  EXPECT_EQ(stat_failures, 0);
+  int open_failures = 0;
+  for (int i = 0; i < kOpens; ++i) {
+    const UniqueFd file(::openat(dir.get(), std::to_string(i * 7).c_str(), O_RDWR | O_CLOEXEC));
+    char byte;
+    if (!file.valid() || ::read(file.get(), &byte, 1) != 0) ++open_failures;
+  }
+  EXPECT_EQ(open_failures, 0);
+  most_fds = std::max(most_fds, FdCountOf(daemon_pid_));
+  // A quarter of the limit for nodes, the rest for open files and the transport.
+  EXPECT_LT(most_fds, 200u);
+  Stop();
 }
 
 }  // namespace

@@ -205,6 +205,31 @@ TEST(ParseErrors, WellFormedExtensionsParse) {
   EXPECT_EQ(request.extensions.supp_groups[0], 4321u);
 }
 
+// READ, READDIR and READDIRPLUS (fh, offset, size, read_flags, lock_owner, flags, padding) may
+// ask for as much as the connection allows and no more: a handler sizes its buffer from this.
+TEST(ParseErrors, AReadSizeBeyondTheNegotiatedReplyIsTooLarge) {
+  const ParseContext context{.max_reply = 1 << 20};
+  for (uint32_t opcode : {15u, 28u, 44u}) {
+    const auto read = [&](uint32_t size) {
+      return Message(opcode, Wire().U64(1).U64(0).U32(size).U32(0).U64(0).U32(0).U32(0));
+    };
+    EXPECT_TRUE(Parses(read(1 << 20), context)) << opcode;
+    const ParseError error = ErrorOf(read((1 << 20) + 1), context);
+    EXPECT_EQ(error.kind, ParseErrorKind::kSizeTooLarge) << opcode;
+    EXPECT_EQ(error.unique, kUnique) << "answerable: the caller gets EIO instead of a hang";
+  }
+}
+
+// GETXATTR (size, padding, name) and LISTXATTR (size, padding): the VFS never asks for more.
+TEST(ParseErrors, AnXattrSizeBeyondWhatTheVfsAllowsIsTooLarge) {
+  EXPECT_TRUE(Parses(Message(22, Wire().U32(65536).U32(0).CString("user.a"))));
+  EXPECT_EQ(ErrorOf(Message(22, Wire().U32(65537).U32(0).CString("user.a"))).kind,
+            ParseErrorKind::kSizeTooLarge);
+  EXPECT_TRUE(Parses(Message(23, Wire().U32(65536).U32(0))));
+  EXPECT_EQ(ErrorOf(Message(23, Wire().U32(0xffffffff).U32(0))).kind,
+            ParseErrorKind::kSizeTooLarge);
+}
+
 TEST(ParseErrors, AnExtensionOfUnknownTypeIsSkipped) {
   EXPECT_TRUE(Parses(LookupWithExtensions(Wire().U32(16).U32(99).U64(0), 2)));
 }
@@ -280,10 +305,10 @@ TEST(ParseErrors, EveryKindHasItsOwnName) {
   for (ParseErrorKind kind : {ParseErrorKind::kShortHeader, ParseErrorKind::kLengthMismatch,
                               ParseErrorKind::kUnknownOpcode, ParseErrorKind::kTruncatedArgument,
                               ParseErrorKind::kNameWithoutNul, ParseErrorKind::kNameTooLong,
-                              ParseErrorKind::kBadExtension}) {
+                              ParseErrorKind::kBadExtension, ParseErrorKind::kSizeTooLarge}) {
     names.insert(std::string(ParseErrorKindName(kind)));
   }
-  EXPECT_EQ(names.size(), 7u);
+  EXPECT_EQ(names.size(), 8u);
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+#include "daemon/inode_handle.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "daemon/backing.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+// A handle as stored: the mount id, then struct file_handle's type and bytes.
+struct StoredHeader {
+  int mount_id;
+  int type;
+};
+
+constexpr size_t kMaxHandleBytes = MAX_HANDLE_SZ;
+
+struct HandleBuffer {
+  struct file_handle header;
+  unsigned char bytes[kMaxHandleBytes];
+};
+
+}  // namespace
+
+InodeHandles::InodeHandles(int root) {
+  const std::string handle = HandleOf(root);
+  if (handle.empty()) return;
+  const UniqueFd probe = Open(handle);
+  openable_ = probe.valid();
+}
+
+std::string InodeHandles::HandleOf(int fd) {
+  HandleBuffer buffer{};
+  buffer.header.handle_bytes = kMaxHandleBytes;
+  int mount_id = 0;
+  if (::name_to_handle_at(fd, "", &buffer.header, &mount_id, AT_EMPTY_PATH) != 0) return {};
+  {
+    absl::MutexLock lock(&mutex_);
+    if (!mounts_.contains(mount_id) && !KnowMount(mount_id, fd)) return {};
+  }
+  const StoredHeader header{mount_id, buffer.header.handle_type};
+  std::string handle(reinterpret_cast<const char*>(&header), sizeof(header));
+  handle.append(reinterpret_cast<const char*>(buffer.header.f_handle), buffer.header.handle_bytes);
+  return handle;
+}
+
+bool InodeHandles::KnowMount(int mount_id, int fd) {
+  // The first inode met on a mount is its top directory, reached by a lookup that crossed the
+  // mountpoint: a directory opens without side effects, where a FIFO or device might not.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+  UniqueFd directory(Reopen(fd, O_RDONLY | O_DIRECTORY));
+  if (!directory.valid()) return false;
+  mounts_.emplace(mount_id, std::move(directory));
+  return true;
+}
+
+UniqueFd InodeHandles::Open(std::string_view handle) const {
+  StoredHeader header;
+  if (handle.size() < sizeof(header) || handle.size() - sizeof(header) > kMaxHandleBytes) {
+    errno = ESTALE;
+    return UniqueFd();
+  }
+  std::memcpy(&header, handle.data(), sizeof(header));
+  HandleBuffer buffer{};
+  buffer.header.handle_type = header.type;
+  buffer.header.handle_bytes = static_cast<unsigned>(handle.size() - sizeof(header));
+  std::memcpy(buffer.header.f_handle, handle.data() + sizeof(header), buffer.header.handle_bytes);
+  int mount_fd = -1;
+  {
+    absl::MutexLock lock(&mutex_);
+    auto mount = mounts_.find(header.mount_id);
+    if (mount != mounts_.end()) mount_fd = mount->second.get();
+  }
+  if (mount_fd < 0) {
+    errno = ESTALE;
+    return UniqueFd();
+  }
+  return UniqueFd(::open_by_handle_at(mount_fd, &buffer.header, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,44 @@
+// Reaching a backing inode again without holding it open: a file handle (name_to_handle_at)
+// names the inode itself, not a path, so renames and other names cannot change what it reaches,
+// and unlike an fd it costs the process nothing while it is not in use.
+//
+// Opening a handle (open_by_handle_at) needs CAP_DAC_READ_SEARCH. Without it, handles still tell
+// inodes apart (an inode number reused after a delete comes with another handle), but cannot be
+// opened: the daemon then keeps nodes open instead (inode_table.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "transport/fd.h"
+
+namespace ringfuse::daemon {
+
+class InodeHandles {
+ public:
+  // `root` is an fd to SOURCE's top directory; whether handles can be opened is probed on it.
+  explicit InodeHandles(int root);
+
+  // Whether Open can work here (the process has CAP_DAC_READ_SEARCH, the filesystem has handles).
+  bool openable() const { return openable_; }
+  // The handle of the inode `fd` refers to (any fd, O_PATH included), or "" when its filesystem
+  // gives none. Equal handles name the same inode.
+  std::string HandleOf(int fd);
+  // An O_PATH fd to the inode `handle` names, or an invalid fd with errno set (ESTALE once the
+  // inode is gone, EMFILE...). Symlinks are opened themselves, not followed.
+  UniqueFd Open(std::string_view handle) const;
+
+ private:
+  // Remembers an fd on the mount `mount_id`, which open_by_handle_at needs; false if `fd` (on
+  // that mount) cannot serve, because it is not a directory.
+  bool KnowMount(int mount_id, int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+
+  mutable absl::Mutex mutex_;
+  // An fd for each mount met under SOURCE (a few): open_by_handle_at refuses O_PATH ones.
+  absl::flat_hash_map<int, UniqueFd> mounts_ ABSL_GUARDED_BY(mutex_);
+  bool openable_ = false;
+};
+
+}  // namespace ringfuse::daemon
