@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -174,14 +175,37 @@ ControlServer::~ControlServer() {
   ::unlink(path_.c_str());
 }
 
+namespace {
+
+constexpr int kResourceRetryMs = 200;
+
+bool OutOfResources(int error) {
+  return error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM;
+}
+
+}  // namespace
+
 void ControlServer::Serve() {
   pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+  bool starved = false;  // accept has failed for want of fds since the last connection
   for (;;) {
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
     if (fds[1].revents != 0) return;
     if (fds[0].revents == 0) continue;
     UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (connection.valid()) ServeOne(connection.get());
+    if (connection.valid()) {
+      starved = false;
+      ServeOne(connection.get());
+    } else if (OutOfResources(errno)) {
+      // The connection stays queued and the listener readable: without a pause this loop
+      // would spin a CPU until an fd comes free. Stopping still wakes it at once.
+      if (!std::exchange(starved, true)) {
+        LogLine(LogLevel::kWarning,
+                absl::StrFormat("control: accept: %s; retrying", std::strerror(errno)));
+      }
+      pollfd wake{wake_.get(), POLLIN, 0};
+      if (::poll(&wake, 1, kResourceRetryMs) > 0) return;
+    }
   }
 }
 

@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <vector>
 
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
 #include "daemon/search_permission.h"
+#include "daemon/thread_buffer.h"
 
 namespace ringfuse::daemon {
 
@@ -63,9 +63,9 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32
   ::seekdir(dir, static_cast<long>(offset));
   const bool look_up =
       plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(::dirfd(dir)));
-  thread_local std::vector<std::byte> buffer;
-  if (buffer.size() < size) buffer.resize(size);
-  DirentPacker packer(MutableBytes(buffer.data(), size));
+  const MutableBytes buffer = ThreadBuffer(size);
+  if (buffer.size() < size) return reply.Error(ENOMEM);
+  DirentPacker packer(buffer);
   for (;;) {
     const long position = ::telldir(dir);
     errno = 0;

@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
+#include "daemon/thread_buffer.h"
 #include "transport/dev_fuse.h"
 
 namespace ringfuse::daemon {
@@ -157,10 +157,9 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
 
 void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {
   reads_.fetch_add(1, std::memory_order_relaxed);
-  // A thread-local buffer: the request path allocates only the first time a size is seen.
-  thread_local std::vector<std::byte> buffer;
-  if (buffer.size() < args.in.size) buffer.resize(args.in.size);
-  const ssize_t length = ::pread(open_files_.Of(args.in.fh).fd(), buffer.data(), args.in.size,
+  const MutableBytes buffer = ThreadBuffer(args.in.size);
+  if (buffer.size() < args.in.size) return reply.Error(ENOMEM);
+  const ssize_t length = ::pread(open_files_.Of(args.in.fh).fd(), buffer.data(), buffer.size(),
                                  static_cast<off_t>(args.in.offset));
   if (length < 0) return reply.Error(errno);
   reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));

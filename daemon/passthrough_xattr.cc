@@ -11,11 +11,11 @@
 
 #include <cerrno>
 #include <string>
-#include <vector>
 
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
+#include "daemon/thread_buffer.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -55,11 +55,11 @@ void ReplyXattr(uint32_t size, Call call, XattrReply reply) {
     if (needed < 0) return reply.Error(errno);
     return reply.Size(static_cast<uint32_t>(needed));
   }
-  std::vector<char> buffer(size);
-  const ssize_t length = call(buffer.data(), buffer.size());
+  const MutableBytes buffer = ThreadBuffer(size);
+  if (buffer.size() < size) return reply.Error(ENOMEM);
+  const ssize_t length = call(reinterpret_cast<char*>(buffer.data()), buffer.size());
   if (length < 0) return reply.Error(errno);
-  reply.Data(
-      ConstBytes(reinterpret_cast<const std::byte*>(buffer.data()), static_cast<size_t>(length)));
+  reply.Data(buffer.first(static_cast<size_t>(length)));
 }
 
 }  // namespace

@@ -17,6 +17,11 @@ constexpr uint64_t kPassthroughFlags = flag::kPosixLocks | flag::kFlockLocks | f
 // A revisioned tree never changes under a node id, so symlink targets may stay cached.
 constexpr uint64_t kRevisionFlags = flag::kCacheSymlinks;
 
+// File handles through the mount (name_to_handle_at, NFS export) would need every node id to be
+// resolvable after FORGET, which the daemon does not promise: without this flag the kernel hands
+// out handles that open as ESTALE; with it, name_to_handle_at fails with EOPNOTSUPP at once.
+constexpr uint64_t kEveryModeFlags = flag::kNoExportSupport;
+
 }  // namespace
 
 SessionOptions MakeSessionOptions(const DaemonOptions& options) {
@@ -32,6 +37,7 @@ SessionOptions MakeSessionOptions(const DaemonOptions& options) {
   session.transport_options.workers = options.threads;
 
   uint64_t& wishes = session.init.flags;
+  wishes |= kEveryModeFlags;
   wishes |= options.mode == Mode::kRevisions ? kRevisionFlags : kPassthroughFlags;
   if (options.writeback_cache) wishes |= flag::kWritebackCache;
   if (options.passthrough) {

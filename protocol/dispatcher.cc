@@ -1,6 +1,7 @@
 #include "protocol/dispatcher.h"
 
 #include <cerrno>
+#include <new>
 #include <variant>
 
 #include "absl/strings/str_format.h"
@@ -113,7 +114,13 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
     return;
   }
   const RequestContext context{request.header, request.extensions, delivery.interrupted};
-  std::visit(RequestVisitor{*this, context, std::move(token)}, request.args);
+  try {
+    std::visit(RequestVisitor{*this, context, std::move(token)}, request.args);
+  } catch (const std::bad_alloc&) {
+    // The reply, dropped on the way out, has answered EIO: the daemon lives on.
+    diagnostics_.Report(absl::StrFormat("%s (unique %u): out of memory in the handler", info->name,
+                                        request.header.unique));
+  }
 }
 
 void Dispatcher::Reject(const ParseError& error, const Delivery& delivery) {

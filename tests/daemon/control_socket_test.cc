@@ -2,15 +2,21 @@
 // died, a second daemon for the same device, a directory others could write, a silent client.
 #include "daemon/control_socket.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -97,6 +103,47 @@ TEST_F(ControlSocket, ASilentClientDelaysOthersByTheBoundAtMost) {
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_EQ(*reply, "ok echo=after");
   EXPECT_LT(waited, std::chrono::seconds(15));
+}
+
+double CpuSecondsOfThisProcess() {
+  struct rusage usage {};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// With every fd in use, accept fails while the client waits in the queue: the server pauses
+// between tries (a loop around accept had spun a CPU) and answers once an fd is free.
+TEST_F(ControlSocket, AcceptWithoutFreeFdsNeitherSpinsNorLosesTheClient) {
+  absl::StatusOr<std::unique_ptr<ControlServer>> server = ControlServer::Start(FakeDevice(7), Echo);
+  ASSERT_TRUE(server.ok()) << server.status();
+  // A low soft limit, so that filling the table is quick whatever limit the test started with.
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  struct rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, 512);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> fillers;
+  for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fillers.push_back(fd);
+  ASSERT_EQ(errno, EMFILE);
+  ASSERT_GE(fillers.size(), 2u);
+  const pid_t client = ::fork();
+  ASSERT_GE(client, 0);
+  if (client == 0) {
+    ::close(fillers[0]);  // room for this process's socket only
+    absl::StatusOr<std::string> reply =
+        SendControlRequestTo(FakeDevice(7), "status", absl::Seconds(10));
+    ::_exit(reply.ok() && *reply == "ok echo=status" ? 0 : 1);
+  }
+  const double cpu_before = CpuSecondsOfThisProcess();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double cpu_starved = CpuSecondsOfThisProcess() - cpu_before;
+  for (int fd : fillers) ::close(fd);
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  int status = 0;
+  ASSERT_EQ(::waitpid(client, &status, 0), client);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the queued client was lost";
+  EXPECT_LT(cpu_starved, 0.3) << "the server spun on accept for a second";
 }
 
 }  // namespace

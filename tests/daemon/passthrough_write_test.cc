@@ -421,6 +421,25 @@ INSTANTIATE_TEST_SUITE_P(Transports, PassthroughWrite, ringfuse::testing::kEvery
 // them in the kernel already).
 class PassthroughReadOnly : public PassthroughMountTest {};
 
+// The daemon does not keep node ids resolvable after FORGET, so it offers no file handles: they
+// are refused at once instead of opening as ESTALE. Natively the same calls work (the control).
+TEST_P(PassthroughWrite, FileHandlesAreRefusedRatherThanStale) {
+  WriteFile(Source("file"), "x");
+  Mount();
+  struct HandleBuffer {
+    struct file_handle header;
+    unsigned char bytes[MAX_HANDLE_SZ];
+  };
+  const auto handle_of = [](const std::string& path) {
+    HandleBuffer buffer{};
+    buffer.header.handle_bytes = MAX_HANDLE_SZ;
+    int mount_id = 0;
+    return ErrnoOf(::name_to_handle_at(AT_FDCWD, path.c_str(), &buffer.header, &mount_id, 0));
+  };
+  EXPECT_EQ(handle_of(Source("file")), 0);
+  EXPECT_EQ(handle_of(Mounted("file")), EOPNOTSUPP);
+}
+
 TEST_P(PassthroughReadOnly, EveryChangeIsEROFS) {
   WriteFile(Source("file"), "kept");
   ASSERT_EQ(::mkdir(Source("dir").c_str(), 0755), 0);

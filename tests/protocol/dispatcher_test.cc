@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -74,7 +75,7 @@ struct NodeCount {
 
 class RecordingHandler : public Handler {
  public:
-  enum class GetattrMode { kAnswer, kDrop, kKeep };
+  enum class GetattrMode { kAnswer, kDrop, kKeep, kRunOutOfMemory };
 
   void Init(const Negotiated& negotiated) override { init_minor = negotiated.minor; }
   void Destroy() override { ++destroy_calls; }
@@ -88,6 +89,7 @@ class RecordingHandler : public Handler {
                AttrReply reply) override {
     if (getattr_mode == GetattrMode::kAnswer) reply.Ok(MakeAttrOut(abi::Attr{}, {}));
     if (getattr_mode == GetattrMode::kKeep) kept.emplace(std::move(reply));
+    if (getattr_mode == GetattrMode::kRunOutOfMemory) throw std::bad_alloc();
   }
   void Setxattr(const RequestContext& /*context*/, const op::Setxattr& args,
                 EmptyReply reply) override {
@@ -430,6 +432,16 @@ TEST_F(DispatcherTest, AHandlerThatDropsTheReplyProducesEio) {
   const SentReply reply = OnlyReply();
   EXPECT_EQ(reply.unique, 18u);
   EXPECT_EQ(reply.error, -EIO);
+}
+
+TEST_F(DispatcherTest, AHandlerOutOfMemoryProducesEioAndADiagnosticNotAnEnd) {
+  Initialize();
+  handler_.getattr_mode = RecordingHandler::GetattrMode::kRunOutOfMemory;
+  Dispatch(GetattrMessage(18));
+  const SentReply reply = OnlyReply();
+  EXPECT_EQ(reply.unique, 18u);
+  EXPECT_EQ(reply.error, -EIO);
+  EXPECT_THAT(diagnostics_.lines, ElementsAre(HasSubstr("GETATTR (unique 18): out of memory")));
 }
 
 TEST_F(DispatcherTest, AHandlerMayAnswerLaterFromAnotherThread) {
