@@ -146,6 +146,14 @@ int Run(const DaemonOptions& options, std::string_view program) {
                  running.session->transport_choice().c_str());
   }
   signals.Wait(*running.session);
+  if (running.session->aborted()) {
+    std::fprintf(stderr,
+                 "%s: the kernel aborted the connection to %s: a request went unanswered past "
+                 "-o request_timeout, or someone aborted it through /sys/fs/fuse/connections; "
+                 "unmounted\n",
+                 std::string(program).c_str(), options.mountpoint.c_str());
+    return 1;
+  }
   return 0;
 }
 

@@ -64,6 +64,12 @@ absl::Status ApplyValueOption(std::string_view name, std::string_view value,
     options.cache = value == "on";
     return absl::OkStatus();
   }
+  if (name == "request_timeout") {
+    absl::StatusOr<int> seconds = ParseCount("-o request_timeout", value, 65535);
+    if (!seconds.ok()) return seconds.status();
+    options.request_timeout = *seconds;
+    return absl::OkStatus();
+  }
   Timeout* timeout = name == "entry_timeout"      ? &options.entry_timeout
                      : name == "attr_timeout"     ? &options.attr_timeout
                      : name == "negative_timeout" ? &options.negative_timeout
@@ -221,6 +227,8 @@ std::string Usage(std::string_view program) {
       "  -o default_permissions let the kernel check permissions\n"
       "  -o ro                  read-only\n"
       "  -o passthrough         reads and writes bypass the daemon (kernel passthrough)\n"
+      "  -o request_timeout=S   the kernel aborts the connection when a request is unanswered\n"
+      "                         for S seconds (blocking lock waits too); the daemon then exits 1\n"
       "  --revision=NAME        with --revisions: serve NAME first (default: the newest)\n"
       "  --transport=KIND       auto (default), threads, uring or uring-cmd\n"
       "  --queue-depth=N        entries per io_uring queue\n"

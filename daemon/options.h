@@ -41,6 +41,9 @@ struct DaemonOptions {
   bool default_permissions = false;
   bool read_only = false;    // always true in revisions mode
   bool passthrough = false;  // kernel passthrough (FUSE_DEV_IOC_BACKING_OPEN)
+  // Seconds after which the kernel aborts the connection if a request is still unanswered
+  // (FUSE_REQUEST_TIMEOUT); 0: never.
+  int request_timeout = 0;
 
   std::string revision;  // --revision: the revision served first; empty: the newest in REPO
 

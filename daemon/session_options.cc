@@ -40,6 +40,11 @@ SessionOptions MakeSessionOptions(const DaemonOptions& options) {
   wishes |= kEveryModeFlags;
   wishes |= options.mode == Mode::kRevisions ? kRevisionFlags : kPassthroughFlags;
   if (options.writeback_cache) wishes |= flag::kWritebackCache;
+  if (options.request_timeout > 0) {
+    wishes |= flag::kRequestTimeout;
+    session.init.required_flags |= flag::kRequestTimeout;
+    session.init.request_timeout = static_cast<uint16_t>(options.request_timeout);
+  }
   if (options.passthrough) {
     wishes |= flag::kPassthrough;
     session.init.required_flags |= flag::kPassthrough;

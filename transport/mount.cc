@@ -538,6 +538,11 @@ Mount& Mount::operator=(Mount&& other) noexcept {
 
 Mount::~Mount() { Release(); }
 
+bool Mount::StillMounted() const {
+  const absl::StatusOr<std::pair<uint32_t, uint32_t>> device = MountedDevice(mountpoint_);
+  return mounted_ && device.ok() && *device == std::make_pair(0u, connection_id_);
+}
+
 absl::Status Mount::Unmount(bool lazy) {
   if (!mounted_) {
     return absl::FailedPreconditionError(

@@ -62,6 +62,8 @@ class Mount {
   // The method actually used (never kAuto).
   MountMethod method() const { return method_; }
   bool mounted() const { return mounted_; }
+  // Whether the mountpoint still shows this connection's filesystem (not unmounted by anyone).
+  bool StillMounted() const;
   // The connection's id under /sys/fs/fuse/connections (the minor of the mount's st_dev).
   uint32_t connection_id() const { return connection_id_; }
 

@@ -152,11 +152,13 @@ void Session::Wait() {
   // call_once holds every other caller until the first has joined the threads.
   std::call_once(join_once_, [this] {
     if (transport_) transport_->Join();
+    aborted_ = !stopping_ && mount_.StillMounted();
   });
 }
 
 void Session::Stop() {
   std::call_once(stop_once_, [this] {
+    stopping_ = true;
     if (transport_) transport_->Stop();
     const uint32_t connection = mount_.connection_id();
     if (mount_.mounted()) {

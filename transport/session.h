@@ -3,6 +3,7 @@
 // thread it started.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 
@@ -43,6 +44,9 @@ class Session {
   // Ends the session: lazy unmount, then abort of the connection through fusectl so that no
   // client can keep it alive. Returns at once; Wait() then returns promptly. Any thread.
   void Stop();
+  // After Wait: the connection ended while still mounted and not by Stop(), that is the kernel
+  // aborted it (a request unanswered past the request timeout, or an abort through fusectl).
+  bool aborted() const { return aborted_.load(); }
 
   TransportKind transport_kind() const { return transport_->kind(); }
   // Which transport serves, why it was chosen, and what it costs; also logged at info level.
@@ -67,6 +71,8 @@ class Session {
   std::unique_ptr<Notifier> notifier_;  // created once INIT has told us the kernel's version
   std::unique_ptr<Transport> transport_;
   std::string transport_choice_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> aborted_{false};
   std::once_flag stop_once_;
   std::once_flag join_once_;
 };

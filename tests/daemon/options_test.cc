@@ -49,6 +49,18 @@ TEST(DaemonOptions, MountOptionsInOneOrSeveralLists) {
   EXPECT_TRUE(parsed->passthrough);
 }
 
+TEST(DaemonOptions, RequestTimeoutIsWholeSecondsTheKernelCanTake) {
+  const absl::StatusOr<DaemonOptions> parsed = Parse({"-o", "request_timeout=30", "/src", "/mnt"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->request_timeout, 30);
+  EXPECT_EQ(Parse({"/src", "/mnt"})->request_timeout, 0) << "no timeout unless asked";
+  for (std::string_view bad :
+       {"request_timeout=0", "request_timeout=65536", "request_timeout=1.5"}) {
+    EXPECT_THAT(ErrorOf({"-o", bad, "/src", "/mnt"}),
+                HasSubstr("-o request_timeout needs a whole number from 1 to 65535"));
+  }
+}
+
 TEST(DaemonOptions, CacheOffZeroesEveryTimeout) {
   const absl::StatusOr<DaemonOptions> parsed =
       Parse({"-o", "entry_timeout=9,cache=off", "/src", "/mnt"});

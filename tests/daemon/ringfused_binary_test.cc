@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -148,6 +149,27 @@ class RingfusedBinary : public ::testing::Test {
     if (IsMounted(mountpoint_)) ::umount2(mountpoint_.c_str(), MNT_DETACH);
   }
 
+  // Starts ringfused with `args` (the program name is added) as this test's child, in the
+  // foreground, its standard error in `log`, with the fd limit `limit` if given; waits until
+  // it has mounted.
+  void StartInForeground(const std::vector<std::string>& args, const std::string& log,
+                         std::optional<struct rlimit> limit = std::nullopt) {
+    std::vector<const char*> argv{RINGFUSED_BINARY};
+    for (const std::string& arg : args) argv.push_back(arg.c_str());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (limit && ::setrlimit(RLIMIT_NOFILE, &*limit) != 0) ::_exit(126);
+      const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(out, STDERR_FILENO);
+      ::execv(RINGFUSED_BINARY, const_cast<char* const*>(argv.data()));
+      ::_exit(127);
+    }
+    daemon_pid_ = pid;
+    ASSERT_TRUE(WaitUntilMounted(std::chrono::seconds(10))) << ReadFile(log);
+  }
+
   bool WaitUntilUnmounted(std::chrono::milliseconds bound) { return WaitUntil(false, bound); }
   bool WaitUntilMounted(std::chrono::milliseconds bound) { return WaitUntil(true, bound); }
 
@@ -242,17 +264,8 @@ TEST_F(RingfusedBinary, ControlIsRefusedWhereNoDaemonServes) {
 TEST_F(RingfusedBinary, DebugTracesRequestsAndReplies) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   const std::string log = dir_.path() + "/trace";
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(out, STDERR_FILENO);
-    ::execl(RINGFUSED_BINARY, RINGFUSED_BINARY, "-d", (repo_ + "/r1").c_str(), mountpoint_.c_str(),
-            nullptr);
-    ::_exit(127);
-  }
-  daemon_pid_ = pid;
-  ASSERT_TRUE(WaitUntilMounted(std::chrono::seconds(10))) << ReadFile(log);
+  StartInForeground({"-d", repo_ + "/r1", mountpoint_}, log);
+  const pid_t pid = daemon_pid_;
   EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   const int status = WaitBounded(pid, std::chrono::seconds(10));
@@ -290,19 +303,7 @@ size_t FdCountOf(pid_t pid) {
 class RingfusedUnderFdLimit : public RingfusedBinary {
  protected:
   void Start(rlim_t soft, rlim_t hard, const std::string& source) {
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      const struct rlimit limit { soft, hard };
-      if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(126);
-      const int null = ::open("/dev/null", O_WRONLY);
-      ::dup2(null, STDERR_FILENO);
-      ::execl(RINGFUSED_BINARY, RINGFUSED_BINARY, "-f", source.c_str(), mountpoint_.c_str(),
-              nullptr);
-      ::_exit(127);
-    }
-    daemon_pid_ = pid;
-    ASSERT_TRUE(WaitUntilMounted(std::chrono::seconds(10)));
+    StartInForeground({"-f", source, mountpoint_}, dir_.path() + "/stderr", rlimit{soft, hard});
   }
 
   void Stop() {
@@ -360,6 +361,40 @@ TEST_F(RingfusedUnderFdLimit, ServesTwentyThousandFilesWithinTwoHundredFiftySixF
   // A quarter of the limit for nodes, the rest for open files and the transport.
   EXPECT_LT(most_fds, 200u);
   Stop();
+}
+
+// A lock wait is a request the daemon answers late; past -o request_timeout the kernel aborts the
+// whole connection. The daemon must notice, say so, unmount and exit 1, and the waiting client
+// must get an error rather than hang.
+TEST_F(RingfusedBinary, ARequestUnansweredPastRequestTimeoutEndsWithTheKernelsAbort) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string source = repo_ + "/r1";
+  const std::string log = dir_.path() + "/stderr";
+  StartInForeground({"-f", "-o", "request_timeout=1", source, mountpoint_}, log);
+  const pid_t pid = daemon_pid_;
+  const std::string file = mountpoint_ + "/version";
+  const UniqueFd holder(::open(file.c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_TRUE(holder.valid()) << std::strerror(errno);
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(holder.get(), F_OFD_SETLK, &whole), 0) << std::strerror(errno);
+  const pid_t waiter = ::fork();
+  ASSERT_GE(waiter, 0);
+  if (waiter == 0) {
+    const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+    struct flock lock = whole;
+    ::_exit(::fcntl(fd, F_OFD_SETLKW, &lock) == 0 ? 0 : 1);
+  }
+  // The kernel looks for expired requests every 15 s or so.
+  const int waited = WaitBounded(waiter, std::chrono::seconds(60));
+  const int daemon = WaitBounded(pid, std::chrono::seconds(10));
+  daemon_pid_ = -1;
+  EXPECT_TRUE(waited >= 0 && WIFEXITED(waited) && WEXITSTATUS(waited) == 1)
+      << "the waiter hung or got the lock: " << waited;
+  EXPECT_TRUE(daemon >= 0 && WIFEXITED(daemon) && WEXITSTATUS(daemon) == 1) << daemon;
+  EXPECT_THAT(ReadFile(log), HasSubstr("the kernel aborted the connection to " + mountpoint_));
+  EXPECT_FALSE(IsMounted(mountpoint_)) << "the dead mount was left behind";
 }
 
 }  // namespace
