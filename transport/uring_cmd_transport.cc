@@ -55,6 +55,7 @@ class UringQueue : public ReplyChannel {
   UringQueue(UringCmdTransport& transport, size_t index, int cpu)
       : transport_(transport), index_(index), cpu_(cpu) {}
 
+  absl::Status OpenWaker() { return waker_.Open(); }
   absl::Status Setup();
   absl::Status RegisterEntries();
   void Run();
@@ -131,7 +132,6 @@ absl::Status UringQueue::Setup() {
   if (absl::Status pinned = PinCurrentThread(cpu_); !pinned.ok()) {
     Log(LogLevel::kDebug, "queue %u: %s", index_, pinned.ToString());
   }
-  if (absl::Status status = waker_.Open(); !status.ok()) return status;
   const unsigned sqes = static_cast<unsigned>(transport_.depth_ + 2);
   absl::Status status = ring_.Init(
       sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
@@ -392,7 +392,11 @@ absl::Status UringCmdTransport::Start() {
   inflight_ = std::make_unique<InflightTable>(queue_count_ * depth_ + 1);
   context_.dispatcher.set_interrupt_sink(inflight_.get());
   for (size_t q = 0; q < queue_count_; ++q) {
-    queues_.push_back(std::make_unique<UringQueue>(*this, q, static_cast<int>(q)));
+    auto queue = std::make_unique<UringQueue>(*this, q, static_cast<int>(q));
+    // Here, before any thread starts: the /dev/fuse reader's Stop() wakes every queue, and may
+    // come while another queue's thread is still in Setup.
+    if (absl::Status status = queue->OpenWaker(); !status.ok()) return status;
+    queues_.push_back(std::move(queue));
   }
   absl::Status status = threads_.Start(
       queue_count_ + 1, [this](size_t i) { return SetUpThread(i); },

@@ -24,7 +24,7 @@ class WorkerThreads {
     for (size_t i = 0; i < count; ++i) {
       std::promise<absl::Status> promise;
       ready.push_back(promise.get_future());
-      threads_.emplace_back([this, i, setup, run, p = std::move(promise)]() mutable {
+      threads_.emplace_back([i, setup, run, p = std::move(promise)]() mutable {
         absl::Status status = setup(i);
         const bool ok = status.ok();
         p.set_value(std::move(status));

@@ -14,6 +14,7 @@
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/integrity_exerciser.h"
+#include "tests/daemon/kernel_passthrough.h"
 #include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 
@@ -215,11 +216,11 @@ TEST_P(IntegrityThroughPassthrough, KernelPassthrough) {
   DaemonOptions options;
   options.passthrough = true;
   if (const absl::Status mounted = Mount(options); !mounted.ok()) {
-    GTEST_SKIP() << "the kernel refuses passthrough: " << mounted;
+    RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mounted);
   }
   fs_->AttachDevice(mount_->session().dev_fd());
   if (const absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
-    GTEST_SKIP() << "kernel passthrough does not work here: " << works;
+    RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
   }
   ASSERT_NO_FATAL_FAILURE(ExerciseEverySeed({}));
   EXPECT_EQ(fs_->reads_served(), 0u);

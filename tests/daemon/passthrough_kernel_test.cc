@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/daemon/child_process.h"
+#include "tests/daemon/kernel_passthrough.h"
 #include "tests/daemon/passthrough_fixture.h"
 #include "tests/daemon/test_files.h"
 
@@ -40,8 +41,9 @@ class KernelPassthrough : public PassthroughMountTest {
     MountPassthrough(/*cache=*/false);  // no page cache: only passthrough keeps I/O from the daemon
   }
 
-  // Mounts SOURCE with kernel passthrough, or skips with the reason where the kernel has none:
-  // passthrough is a flag the mount requires, so there the mount itself fails.
+  // Mounts SOURCE with kernel passthrough, or skips with the reason where the kernel refuses it
+  // (passthrough is a flag the mount requires, so there the mount itself fails); any other
+  // failure fails the test.
   void MountPassthrough(bool cache) {
     DaemonOptions options;
     options.source = source_;
@@ -51,11 +53,11 @@ class KernelPassthrough : public PassthroughMountTest {
                                           options);
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
         ringfuse::testing::ServedMount::Start(*fs_, GetParam(), MakeSessionOptions(options));
-    if (!mount.ok()) GTEST_SKIP() << "the kernel refuses passthrough: " << mount.status();
+    if (!mount.ok()) RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mount.status());
     mount_ = std::move(*mount);
     fs_->AttachDevice(mount_->session().dev_fd());
     if (absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
-      GTEST_SKIP() << works.message();
+      RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
     }
   }
 };

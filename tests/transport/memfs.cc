@@ -107,18 +107,18 @@ uint64_t MemFs::AddSymlink(uint64_t parent, std::string_view name, std::string_v
 }
 
 uint64_t MemFs::AddFromTest(uint64_t parent, std::string_view name, const NodeSpec& spec) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   uint64_t nodeid = 0;
   return AddChild(parent, name, spec, &nodeid) == 0 ? nodeid : 0;
 }
 
 uint64_t MemFs::FindChild(uint64_t parent, std::string_view name) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   return ChildOf(parent, name);
 }
 
 bool MemFs::SetSymlinkTarget(uint64_t nodeid, std::string_view target) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   Inode* inode = Find(nodeid);
   if (inode == nullptr || !S_ISLNK(inode->mode)) return false;
   inode->target = target;
@@ -127,7 +127,7 @@ bool MemFs::SetSymlinkTarget(uint64_t nodeid, std::string_view target) {
 }
 
 bool MemFs::SetContents(uint64_t nodeid, std::string_view contents) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   Inode* inode = Find(nodeid);
   if (inode == nullptr || !S_ISREG(inode->mode)) return false;
   inode->data = contents;
@@ -136,14 +136,14 @@ bool MemFs::SetContents(uint64_t nodeid, std::string_view contents) {
 }
 
 std::optional<std::string> MemFs::Contents(uint64_t nodeid) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   const Inode* inode = Find(nodeid);
   if (inode == nullptr || !S_ISREG(inode->mode)) return std::nullopt;
   return inode->data;
 }
 
 bool MemFs::Remove(uint64_t parent, std::string_view name) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   const Inode* child = Find(ChildOf(parent, name));
   return child != nullptr && RemoveEntry(parent, name, S_ISDIR(child->mode)) == 0;
 }
@@ -154,29 +154,29 @@ uint64_t MemFs::RequestCount(Opcode opcode) const {
 }
 
 uint64_t MemFs::LookupCount(uint64_t parent, std::string_view name) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   const auto it = lookups_.find({parent, std::string(name)});
   return it == lookups_.end() ? 0 : it->second;
 }
 
 uint64_t MemFs::KernelRefs(uint64_t nodeid) const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   const Inode* inode = Find(nodeid);
   return inode == nullptr ? 0 : inode->nlookup;
 }
 
 size_t MemFs::OpenHandleCount() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   return handles_.size();
 }
 
 size_t MemFs::NodeCount() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   return inodes_.size();
 }
 
 void MemFs::SetBeforeOp(BeforeOp hook) {
-  absl::MutexLock lock(&hook_mu_);
+  std::lock_guard lock(hook_mu_);
   before_op_ = hook ? std::make_shared<const BeforeOp>(std::move(hook)) : nullptr;
 }
 
@@ -188,7 +188,7 @@ void MemFs::Enter(Opcode opcode) {
   if (index < requests_.size()) requests_[index].fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<const BeforeOp> hook;
   {
-    absl::MutexLock lock(&hook_mu_);
+    std::lock_guard lock(hook_mu_);
     hook = before_op_;
   }
   if (hook != nullptr) (*hook)(opcode);
@@ -578,7 +578,7 @@ void MemFs::ReadDirectory(const RequestContext& context, const abi::ReadIn& in, 
   DirentPacker packer(buffer);
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = FillDirectory(context.nodeid(), in, plus, packer);
   }
   Answer(reply, error, packer.packed());
@@ -685,7 +685,7 @@ void MemFs::Lookup(const RequestContext& context, const op::Lookup& args, EntryR
   abi::EntryOut entry{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     ++lookups_[{context.nodeid(), std::string(args.name)}];
     error = LookupChild(context.nodeid(), args.name, &entry);
   }
@@ -698,13 +698,13 @@ void MemFs::Lookup(const RequestContext& context, const op::Lookup& args, EntryR
 
 void MemFs::Forget(const RequestContext& context, const op::Forget& args) {
   Enter(OpcodeOf(context));
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   ForgetNode(context.nodeid(), args.in.nlookup);
 }
 
 void MemFs::BatchForget(const RequestContext& context, const op::BatchForget& args) {
   Enter(OpcodeOf(context));
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   for (uint32_t i = 0; i < args.forgets.size(); ++i) {
     const abi::ForgetOne forget = args.forgets[i];
     ForgetNode(forget.nodeid, forget.nlookup);
@@ -721,7 +721,7 @@ void MemFs::Getattr(const RequestContext& context, const op::Getattr& /*args*/, 
   abi::AttrOut out{};
   int error = ENOENT;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     if (const Inode* inode = Find(context.nodeid()); inode != nullptr) {
       out = MakeAttrOut(AttrOf(*inode), options_.attr);
       error = 0;
@@ -735,7 +735,7 @@ void MemFs::Setattr(const RequestContext& context, const op::Setattr& args, Attr
   abi::AttrOut out{};
   int error = ENOENT;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     if (Inode* inode = Find(context.nodeid()); inode != nullptr) {
       error = SetAttributes(*inode, args.in);
       out = MakeAttrOut(AttrOf(*inode), options_.attr);
@@ -749,7 +749,7 @@ void MemFs::Readlink(const RequestContext& context, const op::Readlink& /*args*/
   std::string target;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     const Inode* inode = Find(context.nodeid());
     error = inode == nullptr ? ENOENT : !S_ISLNK(inode->mode) ? EINVAL : 0;
     if (error == 0) target = inode->target;
@@ -764,7 +764,7 @@ void MemFs::Symlink(const RequestContext& context, const op::Symlink& args, Entr
   abi::EntryOut entry{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = MakeNode(context.nodeid(), args.name, spec, &entry);
   }
   Answer(reply, error, entry);
@@ -779,7 +779,7 @@ void MemFs::Mknod(const RequestContext& context, const op::Mknod& args, EntryRep
   abi::EntryOut entry{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = MakeNode(context.nodeid(), args.name, spec, &entry);
   }
   Answer(reply, error, entry);
@@ -793,7 +793,7 @@ void MemFs::Mkdir(const RequestContext& context, const op::Mkdir& args, EntryRep
   abi::EntryOut entry{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = MakeNode(context.nodeid(), args.name, spec, &entry);
   }
   Answer(reply, error, entry);
@@ -803,7 +803,7 @@ void MemFs::Unlink(const RequestContext& context, const op::Unlink& args, EmptyR
   if (!Begin(context, reply)) return;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = RemoveEntry(context.nodeid(), args.name, /*directory=*/false);
   }
   Answer(reply, error);
@@ -813,7 +813,7 @@ void MemFs::Rmdir(const RequestContext& context, const op::Rmdir& args, EmptyRep
   if (!Begin(context, reply)) return;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = RemoveEntry(context.nodeid(), args.name, /*directory=*/true);
   }
   Answer(reply, error);
@@ -823,7 +823,7 @@ void MemFs::Rename(const RequestContext& context, const op::Rename& args, EmptyR
   if (!Begin(context, reply)) return;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = RenameEntry(context.nodeid(), args);
   }
   Answer(reply, error);
@@ -834,7 +834,7 @@ void MemFs::Link(const RequestContext& context, const op::Link& args, EntryReply
   abi::EntryOut entry{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = LinkNode(args.in.oldnodeid, context.nodeid(), args.new_name, &entry);
   }
   Answer(reply, error, entry);
@@ -845,7 +845,7 @@ void MemFs::Open(const RequestContext& context, const op::Open& args, OpenReply 
   abi::OpenOut open{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = OpenFile(context.nodeid(), args.in.flags, &open);
   }
   Answer(reply, error, open);
@@ -857,7 +857,7 @@ void MemFs::Create(const RequestContext& context, const op::Create& args, Create
   abi::OpenOut open{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = CreateOrOpen(context, args, &entry, &open);
   }
   Answer(reply, error, entry, open);
@@ -868,7 +868,7 @@ void MemFs::Read(const RequestContext& context, const op::Read& args, DataReply 
   std::string data;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = ReadFile(context.nodeid(), args.in, &data);
   }
   Answer(reply, error, AsBytes(std::string_view(data)));
@@ -878,7 +878,7 @@ void MemFs::Write(const RequestContext& context, const op::Write& args, CountRep
   if (!Begin(context, reply)) return;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = WriteFile(context.nodeid(), args);
   }
   Answer(reply, error, uint64_t{args.data.size()});
@@ -891,7 +891,7 @@ void MemFs::Flush(const RequestContext& context, const op::Flush& /*args*/, Empt
 void MemFs::Release(const RequestContext& context, const op::Release& args, EmptyReply reply) {
   if (!Begin(context, reply)) return;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     handles_.erase(args.in.fh);
   }
   reply.Ok();
@@ -905,7 +905,7 @@ void MemFs::Statfs(const RequestContext& context, const op::Statfs& /*args*/, St
   if (!Begin(context, reply)) return;
   abi::Kstatfs stats{};
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     stats = FilesystemStats();
   }
   reply.Ok(stats);
@@ -916,7 +916,7 @@ void MemFs::Opendir(const RequestContext& context, const op::Opendir& /*args*/, 
   abi::OpenOut open{};
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = OpenDir(context.nodeid(), &open);
   }
   Answer(reply, error, open);
@@ -935,7 +935,7 @@ void MemFs::Releasedir(const RequestContext& context, const op::Releasedir& args
                        EmptyReply reply) {
   if (!Begin(context, reply)) return;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     handles_.erase(args.in.fh);
   }
   reply.Ok();
@@ -955,7 +955,7 @@ void MemFs::Setxattr(const RequestContext& context, const op::Setxattr& args, Em
   if (!Begin(context, reply)) return;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = SetXattr(context.nodeid(), args);
   }
   Answer(reply, error);
@@ -966,7 +966,7 @@ void MemFs::Getxattr(const RequestContext& context, const op::Getxattr& args, Xa
   std::string value;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = XattrValue(context.nodeid(), args.name, &value);
   }
   AnswerXattr(reply, error, value, args.in.size);
@@ -977,7 +977,7 @@ void MemFs::Listxattr(const RequestContext& context, const op::Listxattr& args, 
   std::string names;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = XattrNames(context.nodeid(), &names);
   }
   AnswerXattr(reply, error, names, args.in.size);
@@ -988,7 +988,7 @@ void MemFs::Removexattr(const RequestContext& context, const op::Removexattr& ar
   if (!Begin(context, reply)) return;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = RemoveXattr(context.nodeid(), args.name);
   }
   Answer(reply, error);
@@ -999,7 +999,7 @@ void MemFs::Lseek(const RequestContext& context, const op::Lseek& args, LseekRep
   uint64_t offset = 0;
   int error = 0;
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard lock(mu_);
     error = SeekDataOrHole(context.nodeid(), args.in, &offset);
   }
   Answer(reply, error, offset);

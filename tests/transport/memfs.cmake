@@ -7,5 +7,6 @@ target_link_libraries(ringfuse_memfs
   PRIVATE ringfuse_warnings)
 
 add_executable(memfs_tests ${CMAKE_CURRENT_LIST_DIR}/memfs_test.cc)
-target_link_libraries(memfs_tests PRIVATE ringfuse_memfs GTest::gtest_main ringfuse_warnings)
-gtest_discover_tests(memfs_tests DISCOVERY_TIMEOUT 60)
+target_link_libraries(memfs_tests PRIVATE ringfuse_memfs ringfuse_test_main ringfuse_warnings)
+gtest_discover_tests(memfs_tests
+  DISCOVERY_TIMEOUT 60 PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" LABELS tsan)

@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,7 +27,6 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "protocol/handler.h"
 
 namespace ringfuse::testing {
@@ -229,10 +229,12 @@ class MemFs : public Handler {
   const Options options_;
   std::array<std::atomic<uint64_t>, kMaxOpcode + 1> requests_{};
 
-  mutable absl::Mutex hook_mu_;
+  // std::mutex rather than absl::Mutex: ThreadSanitizer sees only the locking it intercepts
+  // (pthread's), and Debian's abseil is not built with it, so its Mutex is invisible there.
+  mutable std::mutex hook_mu_;
   std::shared_ptr<const BeforeOp> before_op_ ABSL_GUARDED_BY(hook_mu_);
 
-  mutable absl::Mutex mu_;
+  mutable std::mutex mu_;
   std::unordered_map<uint64_t, Inode> inodes_ ABSL_GUARDED_BY(mu_);
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mu_) = abi::kRootId + 1;
   std::set<uint64_t> handles_ ABSL_GUARDED_BY(mu_);  // open file and directory handles

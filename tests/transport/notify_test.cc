@@ -186,7 +186,7 @@ class HoldingFs : public MemFs {
     std::lock_guard lock(mu_);
     held_ = nodeid;
   }
-  void Release() {
+  void ReleaseHeld() {
     {
       std::lock_guard lock(mu_);
       released_ = true;
@@ -560,7 +560,7 @@ TEST_P(Notify, ResendDeliversHeldRequestAgain) {
   ASSERT_EQ(Stat("f").error, 0);  // looked up now, so that the next stat is a lone GETATTR
 
   fs->Hold(file);
-  absl::Cleanup release = [fs] { fs->Release(); };
+  absl::Cleanup release = [fs] { fs->ReleaseHeld(); };
   std::future<StatResult> stat = Client([path = Path("f")] { return StatPath(path); });
   ASSERT_TRUE(WaitUntil([fs] { return !fs->held_uniques().empty(); }));
   std::this_thread::sleep_for(200ms);
@@ -573,7 +573,7 @@ TEST_P(Notify, ResendDeliversHeldRequestAgain) {
   EXPECT_EQ(uniques.size(), 2u);
   EXPECT_EQ(uniques[1], uniques[0] | kUniqueResend);
 
-  fs->Release();
+  fs->ReleaseHeld();
   std::optional<StatResult> result = Await(std::move(stat));
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->error, 0);
