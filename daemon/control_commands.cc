@@ -66,8 +66,11 @@ absl::StatusOr<ControlFields> ParseControlReply(std::string_view reply) {
   }
   ControlFields fields;
   for (absl::string_view field : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
-    const std::pair<std::string, std::string> pair = absl::StrSplit(field, absl::MaxSplits('=', 1));
-    fields.insert(pair);
+    const size_t equals = field.find('=');
+    if (equals == 0 || equals == absl::string_view::npos) {
+      return absl::DataLossError(absl::StrCat("malformed field in ringfused's reply: ", field));
+    }
+    fields.emplace(field.substr(0, equals), field.substr(equals + 1));
   }
   return fields;
 }

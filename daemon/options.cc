@@ -151,6 +151,11 @@ absl::Status CheckPositionals(const std::vector<std::string_view>& positionals,
                    ? "expected --revisions REPO MOUNTPOINT"
                    : "expected SOURCE MOUNTPOINT (or --revisions REPO MOUNTPOINT)");
   }
+  const std::string_view first = options.mode == Mode::kRevisions ? "REPO" : "SOURCE";
+  for (auto [value, name] : {std::pair{positionals[0], first},
+                             std::pair{positionals[1], std::string_view("MOUNTPOINT")}}) {
+    if (value.empty()) return Bad(absl::StrFormat("%s is an empty path", name));
+  }
   options.source = std::string(positionals[0]);
   options.mountpoint = std::string(positionals[1]);
   return absl::OkStatus();

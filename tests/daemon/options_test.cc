@@ -49,6 +49,13 @@ TEST(DaemonOptions, MountOptionsInOneOrSeveralLists) {
   EXPECT_TRUE(parsed->passthrough);
 }
 
+// Found by the fuzzer: an empty argument was taken as the mountpoint.
+TEST(DaemonOptions, AnEmptyPathIsRefusedByName) {
+  EXPECT_THAT(ErrorOf({"/src", ""}), HasSubstr("MOUNTPOINT is an empty path"));
+  EXPECT_THAT(ErrorOf({"", "/mnt"}), HasSubstr("SOURCE is an empty path"));
+  EXPECT_THAT(ErrorOf({"--revisions", "", "/mnt"}), HasSubstr("REPO is an empty path"));
+}
+
 TEST(DaemonOptions, RequestTimeoutIsWholeSecondsTheKernelCanTake) {
   const absl::StatusOr<DaemonOptions> parsed = Parse({"-o", "request_timeout=30", "/src", "/mnt"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();

@@ -100,6 +100,9 @@ TEST(ControlReply, OkFieldsAndErrors) {
   ASSERT_FALSE(error.ok());
   EXPECT_EQ(error.status().message(), "no revision \"x\"");
   EXPECT_FALSE(ParseControlReply("garbage").ok());
+  // Found by the fuzzer: fields without a name were taken as the empty name.
+  EXPECT_TRUE(absl::IsDataLoss(ParseControlReply("ok revision=r2 =0").status()));
+  EXPECT_TRUE(absl::IsDataLoss(ParseControlReply("ok revision=r2 noequals").status()));
   EXPECT_FALSE(ParseControlReply("").ok());
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the fuzzer's seed corpus: one small valid request per opcode, in each of the three
-modes (parse, ring split, dispatch), built from the FUSE 7.45 layout. Run from anywhere; it
+"""Writes the fuzzer's seed corpus: one small valid request per opcode, in each of the modes
+(parse, ring split, dispatch, ring dispatch with its header/op_in split), and conversations
+(an INIT offer, then length-prefixed requests), built from the FUSE 7.45 layout. Run from anywhere; it
 rewrites tests/fuzz/corpus/ next to this script."""
 import os
 import struct
@@ -74,6 +75,20 @@ BODIES = {
 }
 
 
+MODE_RING_DISPATCH = 3
+MODE_CONVERSATION = 4
+# A conversation's requests: work, an interrupt of a request before and after it, a forget,
+# a retrieve answer nobody waits for, DESTROY, and a request after it (EIO).
+CONVERSATION = [(1, cstr("a"), 20), (36, struct.pack("<Q", 22), 21), (3, BODIES[3], 22),
+                (36, struct.pack("<Q", 22), 23), (2, struct.pack("<Q", 1), 24),
+                (41, BODIES[41], 25), (38, b"", 26), (1, cstr("late"), 27)]
+
+
+def write(name, data):
+    with open(os.path.join(CORPUS, name), "wb") as f:
+        f.write(data)
+
+
 def main():
     os.makedirs(CORPUS, exist_ok=True)
     for name in os.listdir(CORPUS):
@@ -81,8 +96,14 @@ def main():
     for opcode, body in sorted(BODIES.items()):
         message = header(opcode, body)
         for mode in range(3):
-            with open(os.path.join(CORPUS, f"op{opcode:02d}-mode{mode}"), "wb") as f:
-                f.write(bytes([mode]) + message)
+            write(f"op{opcode:02d}-mode{mode}", bytes([mode]) + message)
+        # On the ring the header stays in in_out and every argument goes to the payload.
+        write(f"op{opcode:02d}-mode{MODE_RING_DISPATCH}", bytes([MODE_RING_DISPATCH, 40, 0]) + message)
+    offer = BODIES[26]
+    for name, requests in (("conversation", CONVERSATION), ("conversation-short", CONVERSATION[:3])):
+        stream = b"".join(struct.pack("<H", len(m)) + m
+                          for m in (header(op, body, unique) for op, body, unique in requests))
+        write(name, bytes([MODE_CONVERSATION]) + offer + stream)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,18 @@
 // libFuzzer target over the parser and the dispatcher.
 //
 // Input: one mode byte, then a message. Modes: parse the message as /dev/fuse bytes under an old
-// and the current protocol; split it the way FUSE-over-io_uring delivers it; or feed it to a
-// dispatcher that has already answered INIT, with a handler that answers every request.
-// Whatever the bytes, nothing may crash, read out of bounds, or send a reply the kernel rejects.
+// and the current protocol; split it the way FUSE-over-io_uring delivers it; feed it to a
+// dispatcher that has already answered INIT, with a handler that answers every request; feed it
+// to such a dispatcher split into header, op_in and payload at fuzzed places (DispatchRing); or
+// read it as a whole conversation: a fuzzed INIT offer, then length-prefixed messages.
+// Whatever the bytes, nothing may crash, read out of bounds, or send a reply the kernel rejects,
+// and every message gets exactly the replies the kernel waits for: one when its unique can be
+// read and its opcode is answered (or unknown), none otherwise.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "protocol/describe.h"
 #include "protocol/dispatcher.h"
@@ -29,6 +34,24 @@ class CheckingChannel : public ReplyChannel {
   }
   int replies = 0;
 };
+
+// How many replies the kernel waits for after sending `message` (with its header in `header`):
+// derived from the opcode table alone, not from the parser under test.
+int RepliesExpected(ConstBytes header) {
+  if (header.size() < 16) return 0;  // no unique to answer
+  uint32_t opcode;
+  std::memcpy(&opcode, header.data() + 4, sizeof(opcode));
+  const std::optional<OpcodeInfo> info = LookupOpcode(opcode);
+  return !info || info->replies ? 1 : 0;
+}
+
+// Dispatches through `send` and checks that it produced exactly the replies expected.
+template <typename Send>
+void DispatchChecked(CheckingChannel& channel, int expected, Send send) {
+  const int before = channel.replies;
+  send();
+  if (channel.replies - before != expected) std::abort();
+}
 
 class NullDiagnostics : public Diagnostics {
  public:
@@ -89,22 +112,69 @@ void FuzzRingSplit(ConstBytes message) {
   if (const Request* request = std::get_if<Request>(&result)) (void)DescribeRequest(*request);
 }
 
-void FuzzDispatch(ConstBytes message) {
+// A dispatcher with a handler that answers, and the channel its replies go to.
+struct Connection {
   CheckingChannel channel;
   NullDiagnostics diagnostics;
   AnsweringHandler handler;
-  Dispatcher dispatcher(handler, channel, diagnostics, InitWishes{});
-  abi::InHeader init_header{};
-  init_header.len = sizeof(abi::InHeader) + sizeof(abi::InitIn);
-  init_header.opcode = static_cast<uint32_t>(Opcode::kInit);
-  init_header.unique = 2;
-  std::byte init[sizeof(abi::InHeader) + sizeof(abi::InitIn)];
-  const abi::InitIn offer = KernelOffer();
-  std::memcpy(init, &init_header, sizeof(init_header));
-  std::memcpy(init + sizeof(init_header), &offer, sizeof(offer));
-  dispatcher.Dispatch(init, Delivery{});
-  if (dispatcher.state() != ConnectionState::kRunning) std::abort();
-  dispatcher.Dispatch(message, Delivery{});
+  Dispatcher dispatcher{handler, channel, diagnostics, InitWishes{}};
+
+  // Sends INIT with `offer`; returns whether the connection runs.
+  bool Init(const abi::InitIn& offer) {
+    abi::InHeader init_header{};
+    init_header.len = sizeof(abi::InHeader) + sizeof(abi::InitIn);
+    init_header.opcode = static_cast<uint32_t>(Opcode::kInit);
+    init_header.unique = 2;
+    std::byte init[sizeof(abi::InHeader) + sizeof(abi::InitIn)];
+    std::memcpy(init, &init_header, sizeof(init_header));
+    std::memcpy(init + sizeof(init_header), &offer, sizeof(offer));
+    DispatchChecked(channel, 1, [&] { dispatcher.Dispatch(init, Delivery{}); });
+    return dispatcher.state() == ConnectionState::kRunning;
+  }
+  void Dispatch(ConstBytes message) {
+    DispatchChecked(channel, RepliesExpected(message),
+                    [&] { dispatcher.Dispatch(message, Delivery{}); });
+  }
+};
+
+void FuzzDispatch(ConstBytes message) {
+  Connection connection;
+  if (!connection.Init(KernelOffer())) std::abort();
+  connection.Dispatch(message);
+}
+
+// The first two bytes choose where the header and op_in end; the ring's header area holds at
+// most the 128 bytes of in_out, op_in at most its 128.
+void FuzzDispatchRing(ConstBytes input) {
+  if (input.size() < 2) return;
+  const ConstBytes message = input.subspan(2);
+  const size_t header = std::min<size_t>(std::to_integer<size_t>(input[0]) % 129, message.size());
+  const size_t op_in =
+      std::min<size_t>(std::to_integer<size_t>(input[1]) % 129, message.size() - header);
+  Connection connection;
+  if (!connection.Init(KernelOffer())) std::abort();
+  const ConstBytes in_out = message.first(header);
+  const int expected = in_out.size() >= sizeof(abi::InHeader) ? RepliesExpected(in_out) : 0;
+  DispatchChecked(connection.channel, expected, [&] {
+    connection.dispatcher.DispatchRing(in_out, message.subspan(header, op_in),
+                                       message.subspan(header + op_in), Delivery{.slot = 1});
+  });
+}
+
+// A conversation: the kernel's INIT offer (any bytes, so any version and flags), then messages,
+// each after a 16-bit little-endian length. A refused INIT leaves every later request EIO.
+void FuzzConversation(ConstBytes input) {
+  abi::InitIn offer = KernelOffer();
+  std::memcpy(&offer, input.data(), std::min(input.size(), sizeof(offer)));
+  ConstBytes rest = input.subspan(std::min(input.size(), sizeof(offer)));
+  Connection connection;
+  connection.Init(offer);
+  while (rest.size() >= 2) {
+    const size_t length = std::min<size_t>(
+        std::to_integer<size_t>(rest[0]) | std::to_integer<size_t>(rest[1]) << 8, rest.size() - 2);
+    connection.Dispatch(rest.subspan(2, length));
+    rest = rest.subspan(2 + length);
+  }
 }
 
 }  // namespace
@@ -116,10 +186,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::unique_ptr<std::byte[]> copy(new std::byte[size - 1]);
   if (size > 1) std::memcpy(copy.get(), data + 1, size - 1);
   const ringfuse::ConstBytes message(copy.get(), size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 5) {
     case 0: ringfuse::FuzzParse(message); break;
     case 1: ringfuse::FuzzRingSplit(message); break;
     case 2: ringfuse::FuzzDispatch(message); break;
+    case 3: ringfuse::FuzzDispatchRing(message); break;
+    case 4: ringfuse::FuzzConversation(message); break;
   }
   return 0;
 }

@@ -1,0 +1,54 @@
+// libFuzzer target over what ringfused reads from people rather than from the kernel.
+//
+// Input: one mode byte, then text. Modes: a command line (arguments split at NUL bytes) for
+// ringfused's parser; a control-socket reply line for ringfuse-ctl's parser. Whatever the
+// bytes, nothing may crash or read out of bounds, and a command line the parser accepts names
+// both paths.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "daemon/control_commands.h"
+#include "daemon/options.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+void FuzzCommandLine(std::string_view text) {
+  std::vector<std::string_view> args;
+  for (absl::string_view arg : absl::StrSplit(absl::string_view(text.data(), text.size()), '\0')) {
+    args.emplace_back(arg.data(), arg.size());
+  }
+  const absl::StatusOr<DaemonOptions> options = ParseDaemonArgs(args);
+  if (options.ok() && !options->help && (options->source.empty() || options->mountpoint.empty())) {
+    std::abort();
+  }
+  if (!options.ok() && options.status().message().empty()) std::abort();  // a user must see why
+}
+
+void FuzzControlReply(std::string_view text) {
+  const absl::StatusOr<ControlFields> fields = ParseControlReply(text);
+  if (fields.ok()) {
+    for (const auto& [name, value] : *fields) {
+      if (name.empty()) std::abort();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ringfuse::daemon
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  // A private, exactly-sized copy so that any overread is caught by ASan.
+  std::vector<char> copy(data + 1, data + size);
+  const std::string_view text(copy.data(), copy.size());
+  switch (data[0] % 2) {
+    case 0: ringfuse::daemon::FuzzCommandLine(text); break;
+    case 1: ringfuse::daemon::FuzzControlReply(text); break;
+  }
+  return 0;
+}
