@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -159,14 +161,22 @@ bool ActAsCaller::DropCapabilities(uint64_t keep) {
   return now && now->effective == dropped.effective;
 }
 
-// The capabilities first, for the same reason.
+// The capabilities first, for the same reason. A worker that could not take the daemon's
+// identity back would make the next root caller's changes as this caller (files root creates
+// owned by them): the daemon stops instead. It cannot happen while the permitted set holds
+// CAP_SETUID and CAP_SETGID, which nothing here gives up.
 ActAsCaller::~ActAsCaller() {
   if (own_umask_) ::umask(old_umask_);
   if (!switched_ids_) return;
-  if (old_capabilities_) SetThreadCapabilities(*old_capabilities_);
-  ::syscall(SYS_setfsuid, old_fsuid_);
-  ::syscall(SYS_setfsgid, old_fsgid_);
-  if (switched_groups_) RawSetgroups(DaemonGroups());
+  bool restored = !old_capabilities_ || SetThreadCapabilities(*old_capabilities_);
+  uint32_t previous;
+  restored = SetFsId(SYS_setfsuid, old_fsuid_, previous) && restored;
+  restored = SetFsId(SYS_setfsgid, old_fsgid_, previous) && restored;
+  if (switched_groups_) restored = RawSetgroups(DaemonGroups()) == 0 && restored;
+  if (!restored) {
+    std::fputs("ringfused: a worker could not take the daemon's identity back\n", stderr);
+    std::abort();
+  }
 }
 
 int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call,

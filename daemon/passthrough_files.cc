@@ -23,13 +23,16 @@ bool Writes(uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags &
 // HANDLE_KILLPRIV_V2 leaves clearing set-user-ID and set-group-ID to the daemon: it makes each
 // change as the caller, without CAP_FSETID unless the kernel says the caller has it (the
 // request's KILL_SUIDGID flag absent), and the backing filesystem then clears them by the same
-// rules as for the caller's own change. Writes flushed from the page cache come from uid 0.
+// rules as for the caller's own change. The kernel's flushes of its page cache carry no
+// caller (uid 0) and are made as root, as its writeback is natively.
 uint64_t CallerKeeps(bool kill_suidgid) { return kill_suidgid ? 0 : kCapabilityFsetid; }
 
 // Kernel passthrough writes reach the backing file with the credentials it was registered with,
 // the daemon's, for whoever writes, so the backing filesystem would keep set-user-ID and
 // set-group-ID. Every open of a set-ID file is served by the daemon instead, whose WRITEs carry
-// the caller. (A file made set-ID while open in passthrough stays so until its last close.)
+// the caller. Not covered: a file made set-ID while open in passthrough; until those opens
+// close, the kernel fails further cached opens of it with EIO (fs/fuse/iomode.c), which
+// BackingIds would have to be asked about to avoid.
 bool SetId(int fd) {
   struct stat st;
   return ::fstat(fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) != 0;
