@@ -55,15 +55,18 @@ abi::Statx StatxOf(const struct statx& in) {
 // (at the close after an O_TRUNC open, say, by a caller who may write the file but does not own
 // it) as given times, which only the owner may set: where those are refused, both times are set
 // to now, the one change a caller who may write is allowed (one time alone needs the owner too;
-// so atime moves as well).
+// so atime moves as well). The cost, without default_permissions only (with it the kernel has
+// refused first): such a caller's own utimensat with given times sets them to now instead of
+// failing EPERM.
 int SetTimes(int path_fd, const abi::SetattrIn& in, bool kernel_keeps_times) {
   const timespec times[2] = {
       TimeOf(in.valid, abi::kFattrAtime, abi::kFattrAtimeNow, in.atime, in.atimensec),
       TimeOf(in.valid, abi::kFattrMtime, abi::kFattrMtimeNow, in.mtime, in.mtimensec)};
   constexpr int kFlags = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW;
   if (::utimensat(path_fd, "", times, kFlags) == 0) return 0;
-  if (errno != EPERM || !kernel_keeps_times) return errno;
-  return ::utimensat(path_fd, "", nullptr, kFlags) == 0 ? 0 : errno;
+  const int error = errno;
+  if (error != EPERM || !kernel_keeps_times) return error;
+  return ::utimensat(path_fd, "", nullptr, kFlags) == 0 ? 0 : error;
 }
 
 int StatOf(int path_fd, struct stat& st) {
