@@ -1,5 +1,6 @@
 #include "daemon/credentials.h"
 
+#include <linux/capability.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -7,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -44,6 +47,13 @@ std::optional<ProcessIds> ReadProcStatus(uint32_t pid) {
 
 long RawSetgroups(const std::vector<gid_t>& groups) {
   return ::syscall(SYS_setgroups, groups.size(), groups.data());
+}
+
+// setfsuid and setfsgid return the previous id and no error, so whether one took is read back:
+// a second call with the same id changes nothing and returns the current one.
+bool SetFsId(long call, uint32_t id, uint32_t& previous) {
+  previous = static_cast<uint32_t>(::syscall(call, id));
+  return static_cast<uint32_t>(::syscall(call, id)) == id;
 }
 
 // A thread that sets its umask must not share it with the other workers: unshare the
@@ -96,34 +106,82 @@ std::vector<gid_t> ThreadGroups() {
   return groups;
 }
 
-ActAsCaller::ActAsCaller(const RequestContext& context, mode_t umask) {
+// Raw capget and capset with pid 0: this thread's sets only (libcap is not worth a dependency
+// for two calls).
+std::optional<Capabilities> ThreadCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, data) != 0) return std::nullopt;
+  const auto join = [](uint32_t low, uint32_t high) { return uint64_t{high} << 32 | low; };
+  return Capabilities{join(data[0].effective, data[1].effective),
+                      join(data[0].permitted, data[1].permitted),
+                      join(data[0].inheritable, data[1].inheritable)};
+}
+
+bool SetThreadCapabilities(const Capabilities& capabilities) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  const auto low = [](uint64_t set) { return static_cast<uint32_t>(set); };
+  const auto high = [](uint64_t set) { return static_cast<uint32_t>(set >> 32); };
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {
+      {low(capabilities.effective), low(capabilities.permitted), low(capabilities.inheritable)},
+      {high(capabilities.effective), high(capabilities.permitted), high(capabilities.inheritable)}};
+  return ::syscall(SYS_capset, &header, data) == 0;
+}
+
+ActAsCaller::ActAsCaller(const RequestContext& context, mode_t umask, uint64_t keep) {
   DaemonGroups();  // taken once, before any thread ever changes its own
   own_umask_ = OwnUmask();
   if (own_umask_) old_umask_ = ::umask(umask);
   if (context.uid() == 0 && context.gid() == 0) return;
   switched_ids_ = true;
-  old_fsgid_ = static_cast<uint32_t>(::syscall(SYS_setfsgid, context.gid()));
-  if (context.uid() != 0) {
-    // Groups only matter once the capabilities are gone; root reaches everything anyway. Where
-    // the caller's cannot be set (more than the kernel allows, say), none rather than the
-    // daemon's: fewer rights than the caller's, never more.
-    switched_groups_ =
-        RawSetgroups(CallerGroups(context)) == 0 || RawSetgroups(std::vector<gid_t>{}) == 0;
-    ok_ = switched_groups_;
-  }
-  old_fsuid_ = static_cast<uint32_t>(::syscall(SYS_setfsuid, context.uid()));
+  SwitchIds(context, keep);
 }
 
+// The capabilities go last: setgroups and setfsuid need CAP_SETGID and CAP_SETUID.
+void ActAsCaller::SwitchIds(const RequestContext& context, uint64_t keep) {
+  ok_ = SetFsId(SYS_setfsgid, context.gid(), old_fsgid_);
+  if (context.uid() == 0) return;
+  // Groups only matter once the capabilities are gone; root reaches everything anyway. Where
+  // the caller's cannot be set (more than the kernel allows, say), none rather than the
+  // daemon's: fewer rights than the caller's, never more.
+  switched_groups_ =
+      RawSetgroups(CallerGroups(context)) == 0 || RawSetgroups(std::vector<gid_t>{}) == 0;
+  ok_ = ok_ && switched_groups_;
+  old_capabilities_ = ThreadCapabilities();  // before setfsuid drops the filesystem ones
+  ok_ = SetFsId(SYS_setfsuid, context.uid(), old_fsuid_) && ok_;
+  ok_ = DropCapabilities(keep) && ok_;
+}
+
+bool ActAsCaller::DropCapabilities(uint64_t keep) {
+  if (!old_capabilities_) return false;
+  Capabilities dropped = *old_capabilities_;
+  dropped.effective = dropped.permitted & keep;
+  if (!SetThreadCapabilities(dropped)) return false;
+  const std::optional<Capabilities> now = ThreadCapabilities();
+  return now && now->effective == dropped.effective;
+}
+
+// The capabilities first, for the same reason. A worker that could not take the daemon's
+// identity back would make the next root caller's changes as this caller (files root creates
+// owned by them): the daemon stops instead. It cannot happen while the permitted set holds
+// CAP_SETUID and CAP_SETGID, which nothing here gives up.
 ActAsCaller::~ActAsCaller() {
   if (own_umask_) ::umask(old_umask_);
   if (!switched_ids_) return;
-  ::syscall(SYS_setfsuid, old_fsuid_);  // first: it brings the capabilities back
-  ::syscall(SYS_setfsgid, old_fsgid_);
-  if (switched_groups_) RawSetgroups(DaemonGroups());
+  bool restored = !old_capabilities_ || SetThreadCapabilities(*old_capabilities_);
+  uint32_t previous;
+  restored = SetFsId(SYS_setfsuid, old_fsuid_, previous) && restored;
+  restored = SetFsId(SYS_setfsgid, old_fsgid_, previous) && restored;
+  if (switched_groups_) restored = RawSetgroups(DaemonGroups()) == 0 && restored;
+  if (!restored) {
+    std::fputs("ringfused: a worker could not take the daemon's identity back\n", stderr);
+    std::abort();
+  }
 }
 
-int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call) {
-  ActAsCaller caller(context, umask);
+int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call,
+                 uint64_t keep) {
+  ActAsCaller caller(context, umask, keep);
   if (!caller.ok()) {
     errno = EPERM;
     return -1;

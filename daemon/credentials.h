@@ -5,10 +5,12 @@
 // backing filesystem itself makes every check (ownership, sticky and setgid directories, chown
 // and chmod rules) exactly as it would for the caller, and new files belong to the caller.
 //
-// Why this is enough: when a thread's fsuid leaves 0 the kernel drops the filesystem
-// capabilities (CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID,
-// CAP_LINUX_IMMUTABLE, CAP_MKNOD, CAP_MAC_OVERRIDE) from its effective set, and raises them
-// again when fsuid returns to 0 (tests/daemon/credentials_test.cc checks this).
+// The fsuid alone is not enough: leaving 0 drops only the filesystem capabilities (CAP_CHOWN,
+// CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, ...) from the effective set, and root's others
+// (CAP_SYS_RESOURCE to use reserved blocks and pass quotas, CAP_SYS_ADMIN for trusted.* xattrs,
+// ...) would still act for the caller. So for the operation the thread's effective set is
+// emptied too, the permitted set kept so that it can be raised again after (capset on this
+// thread). Every switch is read back and the operation refused (EPERM) where one did not take.
 //
 // Raw syscalls only: glibc's setgroups() and setfsuid() wrappers are process-wide (they signal
 // every thread to follow), which would hand one caller's identity to every request in flight.
@@ -44,22 +46,41 @@ std::optional<ProcessIds> ParseProcStatus(std::string_view status);
 // arrives with pid 0).
 std::vector<gid_t> CallerGroups(const RequestContext& context);
 
+// CAP_FSETID, for a caller the kernel says has it: a WRITE without FUSE_WRITE_KILL_SUIDGID, a
+// truncate without FATTR_KILL_SUIDGID, an O_TRUNC open without FUSE_OPEN_KILL_SUIDGID. With it
+// the backing filesystem keeps set-user-ID and set-group-ID as it would for that caller.
+inline constexpr uint64_t kCapabilityFsetid = uint64_t{1} << 4;
+
+// A thread's capability sets, as capget and capset hold them (bit n is capability n).
+struct Capabilities {
+  uint64_t effective = 0;
+  uint64_t permitted = 0;
+  uint64_t inheritable = 0;
+};
+std::optional<Capabilities> ThreadCapabilities();
+bool SetThreadCapabilities(const Capabilities& capabilities);
+
 // While alive, this thread acts as the request's caller. Root callers keep the daemon's
 // capabilities; only their fsgid changes, so that what they create gets their group.
 class ActAsCaller {
  public:
   // `umask` applies to what the operation creates; the thread gets its own umask for it.
-  explicit ActAsCaller(const RequestContext& context, mode_t umask = 0);
+  // `keep`: the capabilities (of kCapabilityFsetid) that stay effective for a non-root caller.
+  explicit ActAsCaller(const RequestContext& context, mode_t umask = 0, uint64_t keep = 0);
   ~ActAsCaller();
   ActAsCaller(const ActAsCaller&) = delete;
   ActAsCaller& operator=(const ActAsCaller&) = delete;
 
-  // False when the thread could take the caller's ids but not shed the daemon's supplementary
-  // groups (setgroups refused even an empty list): it may then have rights the caller lacks,
-  // and the operation must fail instead of being made.
+  // False when an identity switch did not take: the caller's fsuid or fsgid, shedding the
+  // daemon's supplementary groups (setgroups refused even an empty list), or emptying the
+  // effective capabilities. The thread may then have rights the caller lacks, and the
+  // operation must fail instead of being made.
   bool ok() const { return ok_; }
 
  private:
+  void SwitchIds(const RequestContext& context, uint64_t keep);
+  bool DropCapabilities(uint64_t keep);
+
   bool ok_ = true;
   bool own_umask_ = false;  // false where unshare(CLONE_FS) failed: the process umask applies
   mode_t old_umask_ = 0;
@@ -67,11 +88,13 @@ class ActAsCaller {
   bool switched_groups_ = false;
   uint32_t old_fsuid_ = 0;
   uint32_t old_fsgid_ = 0;
+  std::optional<Capabilities> old_capabilities_;  // set where the effective set was emptied
 };
 
 // Returns `call()` (an fd, or 0, or -1 with errno) made as the caller; -1 with EPERM, without
 // calling, where the thread cannot act as the caller without more rights than the caller's.
-int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call);
+int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call,
+                 uint64_t keep = 0);
 
 // This thread's own supplementary groups, as the kernel holds them (for tests and restores).
 std::vector<gid_t> ThreadGroups();

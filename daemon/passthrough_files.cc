@@ -20,14 +20,22 @@ namespace {
 
 bool Writes(uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
 
-// HANDLE_KILLPRIV_V2: the kernel asks the daemon to clear set-user-ID, and set-group-ID where
-// group execute is set, when a caller without CAP_FSETID writes. The daemon's own pwrite keeps
-// CAP_FSETID, so the backing filesystem would not clear them by itself.
-void KillSuidGid(int fd) {
+// HANDLE_KILLPRIV_V2 leaves clearing set-user-ID and set-group-ID to the daemon: it makes each
+// change as the caller, without CAP_FSETID unless the kernel says the caller has it (the
+// request's KILL_SUIDGID flag absent), and the backing filesystem then clears them by the same
+// rules as for the caller's own change. The kernel's flushes of its page cache carry no
+// caller (uid 0) and are made as root, as its writeback is natively.
+uint64_t CallerKeeps(bool kill_suidgid) { return kill_suidgid ? 0 : kCapabilityFsetid; }
+
+// Kernel passthrough writes reach the backing file with the credentials it was registered with,
+// the daemon's, for whoever writes, so the backing filesystem would keep set-user-ID and
+// set-group-ID. Every open of a set-ID file is served by the daemon instead, whose WRITEs carry
+// the caller. Not covered: a file made set-ID while open in passthrough; until those opens
+// close, the kernel fails further cached opens of it with EIO (fs/fuse/iomode.c), which
+// BackingIds would have to be asked about to avoid.
+bool SetId(int fd) {
   struct stat st;
-  if (::fstat(fd, &st) != 0) return;
-  const mode_t kill = S_ISUID | ((st.st_mode & S_IXGRP) ? S_ISGID : 0);
-  if (st.st_mode & kill) ::fchmod(fd, st.st_mode & 07777 & ~kill);
+  return ::fstat(fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) != 0;
 }
 
 }  // namespace
@@ -71,7 +79,7 @@ int PassthroughFs::BackingFlags(uint32_t flags) const {
 int PassthroughFs::NewHandle(UniqueFd fd, int flags, abi::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (options_.passthrough && dev_fd >= 0) {
+  if (options_.passthrough && dev_fd >= 0 && !SetId(handle->fd())) {
     absl::StatusOr<int32_t> id =
         backing_ids_.Acquire(dev_fd, handle->fd(), handle->dev(), handle->ino(), Writes(flags));
     if (id.ok()) {
@@ -96,7 +104,9 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.in.flags);
-  UniqueFd fd(CallAsCaller(context, 0, [&] { return Reopen(inode->path.get(), flags); }));
+  UniqueFd fd(CallAsCaller(
+      context, 0, [&] { return Reopen(inode->path.get(), flags); },
+      CallerKeeps(!(flags & O_TRUNC) || (args.in.open_flags & abi::kOpenKillSuidGid))));
   if (!fd.valid()) return reply.Error(errno);
   abi::OpenOut open;
   if (const int error = NewHandle(std::move(fd), flags, open); error != 0) {
@@ -165,14 +175,23 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
   reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
 }
 
-void PassthroughFs::Write(const RequestContext&, const op::Write& args, CountReply reply) {
+// As the caller, like every change of a file's data: root's other capabilities (reserved
+// blocks, quotas) are not the caller's either.
+void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (options_.read_only) return reply.Error(EROFS);
   const int fd = open_files_.Of(args.in.fh).fd();
-  if (args.in.write_flags & abi::kWriteKillSuidGid) KillSuidGid(fd);
-  const ssize_t written =
-      ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.in.offset));
-  if (written < 0) return reply.Error(errno);
+  ssize_t written = -1;
+  if (CallAsCaller(
+          context, 0,
+          [&] {
+            written = ::pwrite(fd, args.data.data(), args.data.size(),
+                               static_cast<off_t>(args.in.offset));
+            return written < 0 ? -1 : 0;
+          },
+          CallerKeeps(args.in.write_flags & abi::kWriteKillSuidGid)) != 0) {
+    return reply.Error(errno);
+  }
   reply.Ok(static_cast<uint64_t>(written));
 }
 
@@ -197,10 +216,16 @@ void PassthroughFs::Release(const RequestContext&, const op::Release& args, Empt
 }
 
 // Mode bits (punch hole, keep size, zero range, ...) go to the backing filesystem as given.
-void PassthroughFs::Fallocate(const RequestContext&, const op::Fallocate& args, EmptyReply reply) {
+// FALLOCATE and COPY_FILE_RANGE carry no KILL_SUIDGID: a non-root caller is taken to lack
+// CAP_FSETID, as nearly every one does.
+void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate& args,
+                              EmptyReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
-  if (::fallocate(open_files_.Of(args.in.fh).fd(), static_cast<int>(args.in.mode),
-                  static_cast<off_t>(args.in.offset), static_cast<off_t>(args.in.length)) != 0) {
+  const int fd = open_files_.Of(args.in.fh).fd();
+  if (CallAsCaller(context, 0, [&] {
+        return ::fallocate(fd, static_cast<int>(args.in.mode), static_cast<off_t>(args.in.offset),
+                           static_cast<off_t>(args.in.length));
+      }) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();
@@ -215,15 +240,21 @@ void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekRep
   reply.Ok(static_cast<uint64_t>(offset));
 }
 
-void PassthroughFs::CopyFileRange(const RequestContext&, const op::CopyFileRange& args,
+void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyFileRange& args,
                                   CountReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
   loff_t in_offset = static_cast<loff_t>(args.in.off_in);
   loff_t out_offset = static_cast<loff_t>(args.in.off_out);
-  const ssize_t copied = ::copy_file_range(open_files_.Of(args.in.fh_in).fd(), &in_offset,
-                                           open_files_.Of(args.in.fh_out).fd(), &out_offset,
-                                           args.in.len, static_cast<unsigned>(args.in.flags));
-  if (copied < 0) return reply.Error(errno);
+  const int in = open_files_.Of(args.in.fh_in).fd();
+  const int out = open_files_.Of(args.in.fh_out).fd();
+  ssize_t copied = -1;
+  if (CallAsCaller(context, 0, [&] {
+        copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.in.len,
+                                   static_cast<unsigned>(args.in.flags));
+        return copied < 0 ? -1 : 0;
+      }) != 0) {
+    return reply.Error(errno);
+  }
   reply.Ok(static_cast<uint64_t>(copied));
 }
 

@@ -51,6 +51,24 @@ abi::Statx StatxOf(const struct statx& in) {
   return out;
 }
 
+// Under writeback_cache the kernel keeps a file's times itself and sends even its own updates
+// (at the close after an O_TRUNC open, say, by a caller who may write the file but does not own
+// it) as given times, which only the owner may set: where those are refused, both times are set
+// to now, the one change a caller who may write is allowed (one time alone needs the owner too;
+// so atime moves as well). The cost, without default_permissions only (with it the kernel has
+// refused first): such a caller's own utimensat with given times sets them to now instead of
+// failing EPERM.
+int SetTimes(int path_fd, const abi::SetattrIn& in, bool kernel_keeps_times) {
+  const timespec times[2] = {
+      TimeOf(in.valid, abi::kFattrAtime, abi::kFattrAtimeNow, in.atime, in.atimensec),
+      TimeOf(in.valid, abi::kFattrMtime, abi::kFattrMtimeNow, in.mtime, in.mtimensec)};
+  constexpr int kFlags = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW;
+  if (::utimensat(path_fd, "", times, kFlags) == 0) return 0;
+  const int error = errno;
+  if (error != EPERM || !kernel_keeps_times) return error;
+  return ::utimensat(path_fd, "", nullptr, kFlags) == 0 ? 0 : error;
+}
+
 int StatOf(int path_fd, struct stat& st) {
   return ::fstatat(path_fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 }
@@ -135,9 +153,12 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
   if (inode == nullptr) return reply.Error(errno);
   struct stat st;
   if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
+  // A truncate without FATTR_KILL_SUIDGID comes from a caller with CAP_FSETID (credentials.h).
+  const uint32_t valid = args.in.valid;
+  const bool keeps_fsetid = (valid & abi::kFattrSize) && !(valid & abi::kFattrKillSuidGid);
   int error;
   {
-    ActAsCaller caller(context);
+    ActAsCaller caller(context, 0, keeps_fsetid ? kCapabilityFsetid : 0);
     error = caller.ok() ? ApplySetattr(inode->path.get(), st, args.in) : EPERM;
   }
   if (error == 0) error = StatOf(inode->path.get(), st);
@@ -146,7 +167,7 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
 }
 
 // Owner first: chown clears set-user-ID, which a mode given in the same request then sets back,
-// as one chmod after a chown would. FATTR_KILL_SUIDGID needs nothing here: the caller's
+// as one chmod after a chown would. FATTR_KILL_SUIDGID needs nothing more here: the caller's
 // truncate, without CAP_FSETID, clears those bits in the backing filesystem itself.
 int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::SetattrIn& in) {
   const uint32_t valid = in.valid;
@@ -165,11 +186,12 @@ int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::S
                                              : ::truncate(ProcPath(path_fd).c_str(), size);
     if (result != 0) return errno;
   }
-  if (valid & (abi::kFattrAtime | abi::kFattrAtimeNow | abi::kFattrMtime | abi::kFattrMtimeNow)) {
-    const timespec times[2] = {
-        TimeOf(valid, abi::kFattrAtime, abi::kFattrAtimeNow, in.atime, in.atimensec),
-        TimeOf(valid, abi::kFattrMtime, abi::kFattrMtimeNow, in.mtime, in.mtimensec)};
-    if (::utimensat(path_fd, "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  // Times that come with a size are the truncate's own (no system call sets both: the kernel
+  // adds them, as given times under writeback_cache), and the backing truncate sets them
+  // itself; setting given times would need the caller to own the file.
+  if (!(valid & abi::kFattrSize) &&
+      (valid & (abi::kFattrAtime | abi::kFattrAtimeNow | abi::kFattrMtime | abi::kFattrMtimeNow))) {
+    return SetTimes(path_fd, in, options_.writeback_cache);
   }
   return 0;
 }

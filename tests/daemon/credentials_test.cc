@@ -1,5 +1,6 @@
-// What the kernel does to a thread's capabilities when its fsuid changes, and that ActAsCaller
-// changes only the calling thread.
+// What the kernel does to a thread's capabilities when its fsuid changes, that ActAsCaller
+// changes only the calling thread, empties its effective capabilities for the call, and refuses
+// where a switch did not take.
 #include "daemon/credentials.h"
 
 #include <sys/syscall.h>
@@ -31,6 +32,24 @@ constexpr uint64_t Bit(int capability) { return uint64_t{1} << capability; }
 constexpr uint64_t kFsCapabilities =
     Bit(0) | Bit(1) | Bit(2) | Bit(3) | Bit(4) | Bit(9) | Bit(27) | Bit(32);
 constexpr uint64_t kSysAdmin = Bit(21);
+constexpr uint64_t kSetuid = Bit(7);
+
+// Calls made as a caller with no pid (so no /proc lookup) and no extensions.
+class AsCaller : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  }
+  RequestContext Caller(uint32_t uid) {
+    header_.uid = uid;
+    header_.gid = 1002;
+    return RequestContext{header_, extensions_};
+  }
+
+ private:
+  abi::InHeader header_{};
+  Extensions extensions_;
+};
 
 TEST(Credentials, ParsesProcStatus) {
   const std::optional<ProcessIds> ids = ParseProcStatus(
@@ -79,7 +98,7 @@ TEST(Credentials, ActAsCallerChangesOnlyItsOwnThread) {
       EXPECT_EQ(::syscall(SYS_setfsuid, -1), 1001);
       EXPECT_EQ(::syscall(SYS_setfsgid, -1), 1002);
       EXPECT_EQ(ThreadGroups(), std::vector<gid_t>{3000});
-      EXPECT_EQ(EffectiveCapabilities() & kFsCapabilities, 0u);
+      EXPECT_EQ(EffectiveCapabilities(), 0u) << "not only the filesystem capabilities";
       EXPECT_EQ(::umask(077), 077u);
       acting.set_value();
       checked.get_future().wait();
@@ -95,6 +114,58 @@ TEST(Credentials, ActAsCallerChangesOnlyItsOwnThread) {
   EXPECT_EQ(::syscall(SYS_setfsuid, -1), 0);
   checked.set_value();
   worker.join();
+}
+
+// CAP_FSETID where the kernel says the caller has it, and nothing else.
+TEST_F(AsCaller, KeepsOnlyTheCapabilityAskedFor) {
+  const RequestContext context = Caller(1001);
+  std::thread([&] {
+    const uint64_t before = EffectiveCapabilities();
+    uint64_t inside = ~0ull;
+    EXPECT_EQ(CallAsCaller(
+                  context, 0,
+                  [&] {
+                    inside = EffectiveCapabilities();
+                    return 0;
+                  },
+                  kCapabilityFsetid),
+              0);
+    EXPECT_EQ(inside, kCapabilityFsetid);
+    EXPECT_EQ(EffectiveCapabilities(), before);
+  }).join();
+}
+
+// FUSE_INVALID_UIDGID ((uint32_t)-1, a caller the mount's idmap cannot name): setfsuid(-1)
+// changes nothing, and without the read back the call would be made as root.
+TEST_F(AsCaller, AnIdThatDoesNotTakeRefusesTheCall) {
+  const RequestContext context = Caller(~0u);
+  std::thread([&] {
+    bool called = false;
+    EXPECT_EQ(CallAsCaller(context, 0,
+                           [&] {
+                             called = true;
+                             return 0;
+                           }),
+              -1);
+    EXPECT_EQ(errno, EPERM);
+    EXPECT_FALSE(called);
+    EXPECT_EQ(::syscall(SYS_setfsuid, -1), 0) << "restored";
+  }).join();
+}
+
+// A thread that cannot change its fsuid (CAP_SETUID not effective): refused, not made as root.
+TEST_F(AsCaller, ASwitchThatFailsRefusesTheCall) {
+  const RequestContext context = Caller(1001);
+  std::thread([&] {
+    std::optional<Capabilities> own = ThreadCapabilities();
+    ASSERT_TRUE(own.has_value());
+    Capabilities without_setuid = *own;
+    without_setuid.effective &= ~kSetuid;
+    ASSERT_TRUE(SetThreadCapabilities(without_setuid));
+    ActAsCaller caller(context);
+    EXPECT_FALSE(caller.ok());
+    EXPECT_EQ(::syscall(SYS_setfsuid, -1), 0);
+  }).join();
 }
 
 // More groups than setgroups takes (NGROUPS_MAX, 65536): the thread gets none, never keeps

@@ -4,7 +4,6 @@
 // a few outcomes are also asserted outright, so that both cannot be wrong together.
 #include <dirent.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -16,36 +15,13 @@
 
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
-#include "tests/daemon/child_process.h"
 #include "tests/daemon/passthrough_fixture.h"
+#include "tests/daemon/test_users.h"
 
 namespace ringfuse::daemon {
 namespace {
 
 using ::testing::IsSupersetOf;
-
-struct User {
-  uid_t uid;
-  gid_t gid;
-  std::vector<gid_t> groups;
-};
-
-constexpr gid_t kShared = 2100;   // alice's supplementary group
-constexpr gid_t kForeign = 3100;  // nobody's
-const User kAlice{1101, 1101, {1101, kShared}};
-const User kBob{1102, 1102, {1102}};
-
-// Runs `step` as `user` in a child; returns its errno, 0 for success.
-int As(const User& user, const std::function<int()>& step) {
-  return RunInChild([&] {
-    if (::setgroups(user.groups.size(), user.groups.data()) != 0 || ::setgid(user.gid) != 0 ||
-        ::setuid(user.uid) != 0) {
-      return 200;
-    }
-    ::umask(022);
-    return step() == 0 ? 0 : errno;
-  });
-}
 
 int Create(const std::string& path, mode_t mode = 0644) {
   const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, mode);
