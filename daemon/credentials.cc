@@ -128,11 +128,20 @@ bool SetThreadCapabilities(const Capabilities& capabilities) {
   return ::syscall(SYS_capset, &header, data) == 0;
 }
 
+bool CanActAsCallers() {
+  constexpr uint64_t kSetIds = uint64_t{1} << CAP_SETGID | uint64_t{1} << CAP_SETUID;
+  static const bool can = [] {
+    const std::optional<Capabilities> capabilities = ThreadCapabilities();
+    return capabilities && (capabilities->permitted & kSetIds) == kSetIds;
+  }();
+  return can;
+}
+
 ActAsCaller::ActAsCaller(const RequestContext& context, mode_t umask, uint64_t keep) {
   DaemonGroups();  // taken once, before any thread ever changes its own
   own_umask_ = OwnUmask();
   if (own_umask_) old_umask_ = ::umask(umask);
-  if (context.uid() == 0 && context.gid() == 0) return;
+  if ((context.uid() == 0 && context.gid() == 0) || !CanActAsCallers()) return;
   switched_ids_ = true;
   SwitchIds(context, keep);
 }

@@ -60,7 +60,13 @@ struct Capabilities {
 std::optional<Capabilities> ThreadCapabilities();
 bool SetThreadCapabilities(const Capabilities& capabilities);
 
-// While alive, this thread acts as the request's caller. Root callers keep the daemon's
+// Whether the daemon can act as its callers: that takes CAP_SETUID and CAP_SETGID (root has
+// them). A daemon without them, a user's own mounted through fusermount3, makes every operation
+// as that user, as every unprivileged FUSE daemon does: ActAsCaller then changes only the umask.
+// Read once, at the first call.
+bool CanActAsCallers();
+
+// While alive, this thread acts as the request's caller (where CanActAsCallers()). Root callers keep the daemon's
 // capabilities; only their fsgid changes, so that what they create gets their group.
 class ActAsCaller {
  public:

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "daemon/control_commands.h"
 #include "daemon/control_socket.h"
+#include "daemon/credentials.h"
 #include "daemon/debug_tracer.h"
 #include "daemon/detach.h"
 #include "daemon/options.h"
@@ -44,6 +45,23 @@ void RaiseFdLimit() {
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
   limit.rlim_cur = limit.rlim_max;
   ::setrlimit(RLIMIT_NOFILE, &limit);  // cannot fail: the soft limit only rises to the hard one
+}
+
+// A daemon that cannot act as its callers makes every change as its own user, which is fine for
+// its own user alone; other users (allow_other) would act with its rights unless the kernel
+// checks them first. Says so at start, since it changes who owns what the mount creates.
+absl::Status CheckCallerIdentity(const DaemonOptions& options, std::string_view program) {
+  if (CanActAsCallers()) return absl::OkStatus();
+  if (options.allow_other && !options.default_permissions) {
+    return absl::FailedPreconditionError(
+        "without CAP_SETUID and CAP_SETGID every operation is made as this daemon's user, so -o "
+        "allow_other needs -o default_permissions for the kernel to check the other users");
+  }
+  std::fprintf(stderr,
+               "%s: no CAP_SETUID and CAP_SETGID (not root): every operation is made as uid %u, "
+               "whoever the caller is\n",
+               std::string(program).c_str(), static_cast<unsigned>(::getuid()));
+  return absl::OkStatus();
 }
 
 // What the served tree starts as: SOURCE, or the chosen revision of REPO.
@@ -118,6 +136,11 @@ absl::Status Start(Running& running, const DaemonOptions& options) {
 int Run(const DaemonOptions& options, std::string_view program) {
   StopSignals signals;  // before any thread exists
   RaiseFdLimit();       // before the inode table sizes itself from it
+  if (absl::Status identity = CheckCallerIdentity(options, program); !identity.ok()) {
+    std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
+                 std::string(identity.message()).c_str());
+    return 1;
+  }
   SetLogLevel(options.debug ? LogLevel::kDebug : LogLevel::kWarning);
   std::optional<DetachedDaemon> detached;
   if (!options.foreground) {
