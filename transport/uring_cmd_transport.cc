@@ -106,6 +106,7 @@ class UringQueue : public ReplyChannel {
 
   absl::Status AddEntries(size_t count);
   absl::Status SubmitRegistration();
+  int Submit(unsigned wait);
   void KeepReserve();
   io_uring_sqe* CommandSqe(uint32_t entry, abi::UringCmd command);
   void Register(uint32_t entry);
@@ -128,6 +129,7 @@ class UringQueue : public ReplyChannel {
   std::deque<Buffers> buffers_;
   std::deque<Entry> entries_;  // a deque: the kernel reads an entry's iov when it registers it
   size_t free_ = 0;            // entries given to the kernel to put a request in
+  size_t kernel_free_ = 0;     // of those, the ones submitted and not yet seen taken
   size_t reserve_;             // how many free entries the queue keeps while it may grow
   size_t limit_;               // how many entries it may have
   bool at_limit_ = false;      // said so in the log
@@ -185,7 +187,7 @@ absl::Status UringQueue::AddEntries(size_t count) {
 
 absl::Status UringQueue::SubmitRegistration() {
   waker_.Arm(ring_);
-  if (const int result = ring_.SubmitAndWait(0); result < 0) {
+  if (const int result = Submit(0); result < 0) {
     return ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index_));
   }
   // A REGISTER the kernel refuses completes at once, and the kernel then quietly serves the
@@ -202,9 +204,15 @@ absl::Status UringQueue::SubmitRegistration() {
       -refused, absl::StrFormat("queue %u: the kernel refused FUSE_IO_URING_CMD_REGISTER", index_));
 }
 
+// Submits what is queued and waits for `wait` completions: every free entry is the kernel's.
+int UringQueue::Submit(unsigned wait) {
+  kernel_free_ = free_;
+  return ring_.SubmitAndWait(wait);
+}
+
 void UringQueue::Run() {
   while (!done_) {
-    const int result = ring_.SubmitAndWait(1);
+    const int result = Submit(1);
     if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) {
       Log(LogLevel::kError, "queue %u: io_uring_enter failed: %s", index_, std::strerror(-result));
       break;
@@ -328,8 +336,10 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
 }
 
 void UringQueue::OnRequest(uint32_t entry) {
-  // The kernel gave out the last free entry: requests may have waited for one since. Keep more.
-  if (--free_ == 0) {
+  --free_;
+  // The kernel gave out the last free entry it had: a request that came after it waits in the
+  // kernel for a commit on this queue. Keep a larger reserve from now on.
+  if (kernel_free_ > 0 && --kernel_free_ == 0) {
     reserve_ = std::min(reserve_ * 2, std::max(transport_.depth_, UringCmdTransport::kMaxReserve));
   }
   Entry& e = entries_[entry];

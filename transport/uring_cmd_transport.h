@@ -17,9 +17,12 @@
 // kMaxEntriesPerQueue. The reserve starts at `queue_depth` and doubles, up to kMaxReserve, each
 // time the kernel hands out the last free entry. Entries are never unregistered (the kernel
 // cannot): a queue keeps the most it ever needed, costing address space, and resident memory
-// only for what requests wrote. A handler that may hold many requests unanswered must bound
-// them below kMaxLateRequestsPerQueue (ringfused's lock waiter does), or requests from a CPU
-// whose queue is full wait until one is answered.
+// only for what requests wrote. What the reserve cannot exclude: more requests arriving at once
+// than it holds, before the queue's thread runs again. Those that find no free entry wait in the
+// kernel, and REGISTER does not take them (fs/fuse/dev_uring.c): each commit on the queue takes
+// one, so they wait for the next answer on that queue. A handler that may
+// hold many requests unanswered must bound them below kMaxLateRequestsPerQueue (ringfused's lock
+// waiter does), or requests from a CPU whose queue is full wait until one is answered.
 #pragma once
 
 #include <atomic>
