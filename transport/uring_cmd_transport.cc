@@ -150,9 +150,13 @@ absl::Status UringQueue::Setup() {
   }
   if (absl::Status status = waker_.Open(); !status.ok()) return status;
   const unsigned sqes = static_cast<unsigned>(transport_.depth_ + 2);
+  // Every entry may have a command in flight, and all may complete at once (at unmount): the
+  // completion queue holds them all, so that none waits in the kernel's overflow list.
+  const unsigned completions = static_cast<unsigned>(limit_ + 2);
   absl::Status status = ring_.Init(
-      sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
-  if (!status.ok()) status = ring_.Init(sqes, IORING_SETUP_SQE128);
+      sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+      completions);
+  if (!status.ok()) status = ring_.Init(sqes, IORING_SETUP_SQE128, completions);
   if (!status.ok()) return status;
   // A registered file spares every command a reference on the shared struct file, a cache line
   // that every CPU's queue would otherwise bounce.
