@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,13 +20,15 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "tests/daemon/child_process.h"
 #include "tests/daemon/passthrough_fixture.h"
 #include "tests/daemon/test_files.h"
+#include "transport/cpus.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -111,6 +114,13 @@ class LockStarvation : public PassthroughMountTest {
     Mount();
   }
   void TearDown() override {
+    // All go at once: reaped one by one, a waiter killed first may wait in its exit (the FLUSH
+    // of its close) for an answer that only the death of a later one would let through.
+    for (const std::unique_ptr<Child>& waiter : waiters_) {
+      if (waiter->pid() > 0) ::kill(waiter->pid(), SIGKILL);
+    }
+    waiters_.clear();
+    holder_.reset();
     PassthroughMountTest::TearDown();
     if (shared_ != nullptr) ::munmap(shared_, sizeof(Shared));
     for (int fd : control_) {
@@ -132,29 +142,35 @@ class LockStarvation : public PassthroughMountTest {
         -1, kBound);
   }
 
+  // The holder of a write lock on `locked_`, pinned to kCpu, once it holds the lock.
+  void StartHolder() {
+    WriteFile(Mounted("locked"), "x");
+    locked_ = Mounted("locked");
+    const int control = control_[1];
+    holder_ = std::make_unique<Child>(
+        [this, control] { return HoldUntilTold(locked_.c_str(), control); }, control);
+    ASSERT_TRUE(AwaitByte(control_[0], 'L')) << "the holder never took its lock";
+  }
+  // Has the holder unlock; whether its unlock returned within kBound.
+  bool Unlock() { return ::write(control_[0], "u", 1) == 1 && AwaitByte(control_[0], 'U'); }
+
+  void StartWaiters(size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      waiters_.push_back(
+          std::make_unique<Child>([this] { return WaitForLock(locked_.c_str(), shared_); }));
+    }
+  }
+
   Shared* shared_ = nullptr;
   int control_[2] = {-1, -1};
+  std::string locked_;
+  std::unique_ptr<Child> holder_;
+  std::vector<std::unique_ptr<Child>> waiters_;
 };
 
 TEST_P(LockStarvation, ParkedWaitsStopNeitherOtherRequestsNorTheUnlock) {
-  WriteFile(Mounted("locked"), "x");
-  const std::string locked = Mounted("locked");
-  const int control = control_[1];
-  Child holder([&] { return HoldUntilTold(locked.c_str(), control); }, control);
-  ASSERT_TRUE(AwaitByte(control_[0], 'L')) << "the holder never took its lock";
-
-  std::vector<std::unique_ptr<Child>> waiters;
-  for (int i = 0; i < kWaiters; ++i) {
-    waiters.push_back(
-        std::make_unique<Child>([&] { return WaitForLock(locked.c_str(), shared_); }));
-  }
-  // On a failure all go at once: reaped one by one, a waiter killed first may wait in its exit
-  // (the FLUSH of its close) for an answer that only the death of a later one would let through.
-  absl::Cleanup kill_all = [&waiters] {
-    for (const std::unique_ptr<Child>& waiter : waiters) {
-      if (waiter->pid() > 0) ::kill(waiter->pid(), SIGKILL);
-    }
-  };
+  ASSERT_NO_FATAL_FAILURE(StartHolder());
+  StartWaiters(kWaiters);
   // Waits that came in a burst larger than a uring-cmd queue's reserve may wait in the kernel
   // for an entry (uring_cmd_transport.h), and reach the daemon only with later commits: all
   // need not be here, but far more than a queue's first entries must be.
@@ -164,11 +180,10 @@ TEST_P(LockStarvation, ParkedWaitsStopNeitherOtherRequestsNorTheUnlock) {
   EXPECT_EQ(StatFromCpu("other"), 0) << "a stat from the waiters' CPU (-1: it did not return)";
   EXPECT_EQ(shared_->granted.load(), 0) << "a waiter got the lock while it was held";
 
-  ASSERT_EQ(::write(control_[0], "u", 1), 1);
-  ASSERT_TRUE(AwaitByte(control_[0], 'U')) << "the holder's unlock did not return";
-  EXPECT_EQ(holder.Join(kBound), 0);
+  ASSERT_TRUE(Unlock()) << "the holder's unlock did not return";
+  EXPECT_EQ(holder_->Join(kBound), 0);
   const auto deadline = std::chrono::steady_clock::now() + kAllWaitersBound;
-  for (std::unique_ptr<Child>& waiter : waiters) {
+  for (std::unique_ptr<Child>& waiter : waiters_) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     EXPECT_EQ(waiter->Join(std::max(left, std::chrono::milliseconds(0))), 0);
@@ -176,6 +191,41 @@ TEST_P(LockStarvation, ParkedWaitsStopNeitherOtherRequestsNorTheUnlock) {
   EXPECT_EQ(shared_->granted.load(), kWaiters);
   EXPECT_EQ(shared_->overlaps.load(), 0) << "two waiters held the write lock at once";
   EXPECT_TRUE(AwaitLockWaits(0, kBound));
+}
+
+// One more waiter than the daemon lets one user have: exactly one of them, whichever came last,
+// fails at once with ENOLCK, and the others go on waiting.
+TEST_P(LockStarvation, AWaitBeyondTheCapOfAUserFailsWithEnolck) {
+  ASSERT_NO_FATAL_FAILURE(StartHolder());
+  StartWaiters(LockWaiter::kMaxWaitsPerUser + 1);
+  // A stat of a missing name, never cached, from kCpu now and then: each answer on the queue
+  // also brings in a wait that found no free entry and waits in the kernel (uring_cmd_transport.h).
+  std::atomic<bool> refused{false};
+  std::thread poker([this, &refused] {
+    if (!PinCurrentThread(kCpu).ok()) return;
+    const std::string missing = Mounted("missing");
+    const auto deadline = std::chrono::steady_clock::now() + kAllWaitersBound;
+    while (!refused && std::chrono::steady_clock::now() < deadline) {
+      struct stat st {};
+      ::stat(missing.c_str(), &st);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  std::optional<int> status;
+  const auto deadline = std::chrono::steady_clock::now() + kAllWaitersBound;
+  while (!status && std::chrono::steady_clock::now() < deadline) {
+    for (const std::unique_ptr<Child>& waiter : waiters_) {
+      if ((status = waiter->Wait(std::chrono::milliseconds(0)))) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  refused = true;
+  poker.join();
+  ASSERT_TRUE(status.has_value()) << "no waiter was refused";
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), ENOLCK) << std::strerror(WEXITSTATUS(*status));
+  EXPECT_TRUE(AwaitLockWaits(LockWaiter::kMaxWaitsPerUser, kBound));
+  EXPECT_EQ(shared_->granted.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, LockStarvation, ringfuse::testing::kEveryTransport,
