@@ -132,7 +132,7 @@ class UringQueue : public ReplyChannel {
   size_t kernel_free_ = 0;     // of those, the ones submitted and not yet seen taken
   size_t reserve_;             // how many free entries the queue keeps while it may grow
   size_t limit_;               // how many entries it may have
-  bool at_limit_ = false;      // said so in the log
+  bool at_limit_ = false;      // could not grow, and said so in the log
   size_t finished_ = 0;
   bool done_ = false;
   StagedReply staged_;
@@ -236,21 +236,17 @@ void UringQueue::KeepReserve() {
     at_limit_ = false;
     return;
   }
-  if (done_ || transport_.stopping_.load(std::memory_order_relaxed)) return;
+  if (at_limit_ || done_ || transport_.stopping_.load(std::memory_order_relaxed)) return;
   const size_t count = std::min(reserve_ - free_, limit_ - entries_.size());
-  if (count == 0) {
-    if (!at_limit_) {
-      Log(LogLevel::kWarning,
-          "queue %u: all %u entries hold requests not answered yet; further requests from CPU %d "
-          "wait until one is",
-          index_, entries_.size(), cpu_);
-    }
-    at_limit_ = true;
-    return;
-  }
-  if (absl::Status added = AddEntries(count); !added.ok()) {
-    Log(LogLevel::kWarning, "queue %u: cannot add entries: %s", index_, added.ToString());
-  }
+  absl::Status added =
+      count == 0 ? absl::ResourceExhaustedError("the queue may have no more") : AddEntries(count);
+  if (added.ok()) return;
+  // Said once, and not tried again until the reserve is back.
+  at_limit_ = true;
+  Log(LogLevel::kWarning,
+      "queue %u: %u of its %u entries hold requests not answered yet, and no entry can be "
+      "added (%s): requests from CPU %d may wait until those are answered",
+      index_, entries_.size() - free_, entries_.size(), added.ToString(), cpu_);
 }
 
 io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
