@@ -1,13 +1,19 @@
 #include "daemon/lock_waiter.h"
 
+#include <algorithm>
 #include <cerrno>
 
-#include "absl/time/time.h"
+#include "transport/uring_cmd_transport.h"
 
 namespace ringfuse::daemon {
 namespace {
 
-constexpr absl::Duration kRetryInterval = absl::Milliseconds(2);
+constexpr absl::Duration kFirstRetry = absl::Milliseconds(1);
+constexpr absl::Duration kLongestRetry = absl::Milliseconds(64);
+
+static_assert(LockWaiter::kMaxWaits <= UringCmdTransport::kMaxLateRequestsPerQueue,
+              "waits that all come from one CPU must leave its uring-cmd queue free entries");
+static_assert(LockWaiter::kMaxWaitsPerUser <= LockWaiter::kMaxWaits);
 
 }  // namespace
 
@@ -17,6 +23,7 @@ LockWaiter::~LockWaiter() {
   {
     absl::MutexLock lock(&mutex_);
     stopping_ = true;
+    woken_ = true;
   }
   thread_.join();
 }
@@ -25,15 +32,29 @@ LockWaiter::~LockWaiter() {
 // so either the mark is seen here, under the mutex, or Interrupt comes after and finds the
 // request pending. Either way the INTERRUPT is not lost.
 void LockWaiter::Wait(const RequestContext& context, Attempt attempt, EmptyReply reply) {
-  absl::MutexLock lock(&mutex_);
-  pending_.push_back(
-      Pending{context.header.unique, std::move(attempt), std::move(reply), context.Interrupted()});
+  const uint32_t uid = context.header.uid;
+  {
+    absl::MutexLock lock(&mutex_);
+    if (pending_.size() < kMaxWaits && waits_by_user_[uid] < kMaxWaitsPerUser) {
+      ++waits_by_user_[uid];
+      pending_.push_back(std::make_shared<Pending>(
+          Pending{context.header.unique, uid, std::move(attempt), std::move(reply),
+                  context.Interrupted(), kFirstRetry, absl::Now() + kFirstRetry}));
+      woken_ = true;
+      return;
+    }
+    if (waits_by_user_[uid] == 0) waits_by_user_.erase(uid);
+  }
+  attempt = nullptr;  // what it holds goes before the answer, as in Answer()
+  reply.Error(ENOLCK);
 }
 
 void LockWaiter::Interrupt(uint64_t unique) {
   absl::MutexLock lock(&mutex_);
-  for (Pending& pending : pending_) {
-    if (pending.unique == unique) pending.interrupted = true;
+  for (const std::shared_ptr<Pending>& wait : pending_) {
+    if (wait->unique != unique) continue;
+    wait->interrupted = true;
+    woken_ = true;
   }
 }
 
@@ -45,29 +66,89 @@ size_t LockWaiter::pending() const {
 void LockWaiter::Run() {
   absl::MutexLock lock(&mutex_);
   while (true) {
-    mutex_.Await(absl::Condition(this, &LockWaiter::HasWork));
+    mutex_.AwaitWithDeadline(absl::Condition(&woken_), NextTry());
+    woken_ = false;
     if (stopping_) break;
-    RetryAll();
-    mutex_.AwaitWithTimeout(absl::Condition(&stopping_), kRetryInterval);
+    const Waits done = RetryDue();
+    if (done.empty()) continue;
+    // Answered without the mutex: an answer goes to the transport, which need not wait for us.
+    mutex_.Unlock();
+    for (const std::shared_ptr<Pending>& wait : done) Answer(*wait);
+    mutex_.Lock();
   }
-  for (Pending& pending : pending_) pending.reply.Error(EINTR);
+  for (const std::shared_ptr<Pending>& wait : pending_) {
+    wait->result = EINTR;
+    Answer(*wait);
+  }
   pending_.clear();
 }
 
-void LockWaiter::RetryAll() {
-  std::erase_if(pending_, [](Pending& pending) {
-    const int error = pending.interrupted ? EINTR : pending.attempt();
-    if (error == EAGAIN) return false;
-    // What the attempt holds goes before the answer: the caller may act on the answer at once
-    // (close the file, say), and that must find the lock request over.
-    pending.attempt = nullptr;
-    if (error == 0) {
-      pending.reply.Ok();
-    } else {
-      pending.reply.Error(error);
+absl::Time LockWaiter::NextTry() const {
+  absl::Time next = absl::InfiniteFuture();
+  for (const std::shared_ptr<Pending>& wait : pending_) {
+    next = std::min(next, wait->interrupted ? absl::InfinitePast() : wait->next_try);
+  }
+  return next;
+}
+
+LockWaiter::Waits LockWaiter::RetryDue() {
+  const absl::Time now = absl::Now();
+  Waits due;
+  std::vector<bool> interrupted;
+  for (const std::shared_ptr<Pending>& wait : pending_) {
+    if (!wait->interrupted && wait->next_try > now) continue;
+    due.push_back(wait);
+    interrupted.push_back(wait->interrupted);
+  }
+  // Each attempt is one non-blocking fcntl, but there may be hundreds: Wait() and Interrupt()
+  // do not wait for them. The waits stay pending meanwhile, so an Interrupt still finds them.
+  mutex_.Unlock();
+  for (size_t i = 0; i < due.size(); ++i) {
+    due[i]->result = interrupted[i] ? EINTR : due[i]->attempt();
+  }
+  mutex_.Lock();
+
+  const absl::Time after = absl::Now();
+  Waits done;
+  for (const std::shared_ptr<Pending>& wait : due) {
+    if (wait->result == EAGAIN && wait->interrupted) wait->result = EINTR;
+    if (wait->result != EAGAIN) {
+      done.push_back(wait);
+      continue;
     }
-    return true;
-  });
+    wait->interval = std::min(wait->interval * 2, kLongestRetry);
+    wait->next_try = after + wait->interval;
+  }
+  Remove(done);
+  return done;
+}
+
+void LockWaiter::Remove(const Waits& done) {
+  bool granted = false;
+  for (const std::shared_ptr<Pending>& wait : done) {
+    granted |= wait->result == 0;
+    if (--waits_by_user_[wait->uid] == 0) waits_by_user_.erase(wait->uid);
+  }
+  // Only a wait that is done has a result other than "not yet".
+  std::erase_if(pending_,
+                [](const std::shared_ptr<Pending>& wait) { return wait->result != EAGAIN; });
+  if (!granted) return;
+  const absl::Time soon = absl::Now() + kFirstRetry;
+  for (const std::shared_ptr<Pending>& wait : pending_) {
+    wait->interval = kFirstRetry;
+    wait->next_try = std::min(wait->next_try, soon);
+  }
+}
+
+void LockWaiter::Answer(Pending& wait) {
+  // What the attempt holds goes before the answer: the caller may act on the answer at once
+  // (close the file, say), and that must find the lock request over.
+  wait.attempt = nullptr;
+  if (wait.result == 0) {
+    wait.reply.Ok();
+  } else {
+    wait.reply.Error(wait.result);
+  }
 }
 
 }  // namespace ringfuse::daemon

@@ -3,17 +3,34 @@
 // A worker blocked in F_OFD_SETLKW could hold up the very request that releases the lock (on
 // uring-cmd, every request from one CPU goes through one queue and one thread), and a caller
 // killed while waiting would stay in D state until the lock came free. So a wait that cannot be
-// granted at once is handed to one thread that retries every pending lock without blocking, a
-// few milliseconds apart, and answers when it is granted, fails, or the kernel interrupts the
-// request. The price is that waiters are not served in order of arrival.
+// granted at once is handed to one thread that retries pending locks without blocking, and
+// answers when the lock is granted, the attempt fails, or the kernel interrupts the request. The
+// price is that waiters are not served in order of arrival.
+//
+// Retries back off, per wait: the first comes 1 ms after the wait began, and each interval
+// doubles, up to 64 ms, so a lock held for long costs about 16 attempts a second per waiter.
+// Whenever a wait is granted every other wait is retried 1 ms later and backs off from there
+// again: a lock changed hands, and its new holder often releases it soon. An INTERRUPT is
+// answered at once, not at the next retry. Attempts run without the mutex, so Wait() and
+// Interrupt(), called by request handlers, never wait for them.
+//
+// Caps: at most kMaxWaits waits at once, at most kMaxWaitsPerUser of them by one caller uid. A
+// wait beyond either is answered ENOLCK at once, which fcntl(2) documents for a lock table that
+// is full. Every wait keeps the transport's hold on its request (on uring-cmd a ring entry of
+// the caller's CPU, and all may come from one CPU), so kMaxWaits stays below what one uring-cmd
+// queue can hold unanswered while it still serves other requests (checked in lock_waiter.cc);
+// the other transports hold nothing for a request answered late.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "protocol/handler.h"
 #include "protocol/reply.h"
 
@@ -21,6 +38,9 @@ namespace ringfuse::daemon {
 
 class LockWaiter {
  public:
+  static constexpr size_t kMaxWaits = 512;
+  static constexpr size_t kMaxWaitsPerUser = 128;
+
   // Returns 0 when the lock is taken, EAGAIN while it is not free, another errno to fail.
   using Attempt = std::function<int()>;
 
@@ -31,7 +51,8 @@ class LockWaiter {
   LockWaiter& operator=(const LockWaiter&) = delete;
 
   // Retries `attempt` until it is done, then answers the request. A request the kernel has
-  // already interrupted (its INTERRUPT came before this call) is answered EINTR.
+  // already interrupted (its INTERRUPT came before this call) is answered EINTR; one beyond the
+  // caps, ENOLCK.
   void Wait(const RequestContext& context, Attempt attempt, EmptyReply reply);
   // The kernel interrupts request `unique`: if it is waiting here, it is answered EINTR.
   void Interrupt(uint64_t unique);
@@ -41,18 +62,30 @@ class LockWaiter {
  private:
   struct Pending {
     uint64_t unique;
-    Attempt attempt;
+    uint32_t uid;
+    Attempt attempt;  // used by the waiter's thread alone
     EmptyReply reply;
-    bool interrupted = false;
+    bool interrupted;
+    absl::Duration interval;
+    absl::Time next_try;
+    int result = EAGAIN;
   };
+  using Waits = std::vector<std::shared_ptr<Pending>>;
 
   void Run();
-  bool HasWork() const ABSL_SHARED_LOCKS_REQUIRED(mutex_) { return stopping_ || !pending_.empty(); }
-  // Retries each pending wait once; answers and removes those that are done.
-  void RetryAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The earliest retry due, or the infinite future when nothing waits.
+  absl::Time NextTry() const ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  // Retries the waits that are due once, without the mutex while they run; removes those that
+  // are done and returns them.
+  Waits RetryDue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes `done` out of the pending waits; after a grant, retries the others soon.
+  void Remove(const Waits& done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  static void Answer(Pending& wait);
 
   mutable absl::Mutex mutex_;
-  std::vector<Pending> pending_ ABSL_GUARDED_BY(mutex_);
+  Waits pending_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<uint32_t, size_t> waits_by_user_ ABSL_GUARDED_BY(mutex_);
+  bool woken_ ABSL_GUARDED_BY(mutex_) = false;  // a wait came, was interrupted, or stopping_
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };

@@ -23,10 +23,15 @@ class Ring {
   }
 
   // `flags` are IORING_SETUP_*. Call from the thread that will submit when using
-  // IORING_SETUP_SINGLE_ISSUER.
-  absl::Status Init(unsigned entries, unsigned flags) {
+  // IORING_SETUP_SINGLE_ISSUER. `completions`, if not 0, sizes the completion queue (by default
+  // twice `entries`) for rings that may have more operations in flight than that.
+  absl::Status Init(unsigned entries, unsigned flags, unsigned completions = 0) {
     io_uring_params params{};
     params.flags = flags;
+    if (completions != 0) {
+      params.flags |= IORING_SETUP_CQSIZE;
+      params.cq_entries = completions;
+    }
     const int result = io_uring_queue_init_params(entries, &ring_, &params);
     if (result < 0) {
       return ErrnoStatus(

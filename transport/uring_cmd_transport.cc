@@ -3,8 +3,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <mutex>
 
 #include "absl/strings/str_format.h"
@@ -53,11 +55,14 @@ class Mapping {
 class UringQueue : public ReplyChannel {
  public:
   UringQueue(UringCmdTransport& transport, size_t index, int cpu)
-      : transport_(transport), index_(index), cpu_(cpu) {}
+      : transport_(transport),
+        index_(index),
+        cpu_(cpu),
+        reserve_(transport.depth_),
+        limit_(std::max(transport.depth_, UringCmdTransport::kMaxEntriesPerQueue)) {}
 
   absl::Status OpenWaker() { return waker_.Open(); }
   absl::Status Setup();
-  absl::Status RegisterEntries();
   void Run();
   void Wake() { waker_.Wake(); }
 
@@ -94,6 +99,16 @@ class UringQueue : public ReplyChannel {
     std::vector<std::byte> body;
   };
 
+  // The buffers of entries added together: one array of headers, one mapping of payloads.
+  struct Buffers {
+    std::unique_ptr<abi::UringReqHeader[]> headers;
+    Mapping payloads;
+  };
+
+  absl::Status AddEntries(size_t count);
+  absl::Status SubmitRegistration();
+  int Submit(unsigned wait);
+  void KeepReserve();
   io_uring_sqe* CommandSqe(uint32_t entry, abi::UringCmd command);
   void Register(uint32_t entry);
   void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
@@ -104,8 +119,6 @@ class UringQueue : public ReplyChannel {
   void CommitLateReplies();
   void Finish(uint32_t entry);
 
-  size_t InflightIndex(uint32_t entry) const { return index_ * transport_.depth_ + entry; }
-
   static thread_local UringQueue* current_queue_;
   static thread_local uint32_t current_entry_;
 
@@ -114,9 +127,13 @@ class UringQueue : public ReplyChannel {
   int cpu_;
   Ring ring_;
   RingWaker waker_;
-  std::unique_ptr<abi::UringReqHeader[]> headers_;
-  Mapping payloads_;
-  std::vector<Entry> entries_;
+  std::deque<Buffers> buffers_;
+  std::deque<Entry> entries_;  // a deque: the kernel reads an entry's iov when it registers it
+  size_t free_ = 0;            // entries given to the kernel to put a request in
+  size_t kernel_free_ = 0;     // of those, the ones submitted and not yet seen taken
+  size_t reserve_;             // how many free entries the queue keeps while it may grow
+  size_t limit_;               // how many entries it may have
+  bool at_limit_ = false;      // could not grow, and said so in the log
   size_t finished_ = 0;
   bool done_ = false;
   StagedReply staged_;
@@ -133,9 +150,13 @@ absl::Status UringQueue::Setup() {
     Log(LogLevel::kDebug, "queue %u: %s", index_, pinned.ToString());
   }
   const unsigned sqes = static_cast<unsigned>(transport_.depth_ + 2);
+  // Every entry may have a command in flight, and all may complete at once (at unmount): the
+  // completion queue holds them all, so that none waits in the kernel's overflow list.
+  const unsigned completions = static_cast<unsigned>(limit_ + 2);
   absl::Status status = ring_.Init(
-      sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
-  if (!status.ok()) status = ring_.Init(sqes, IORING_SETUP_SQE128);
+      sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+      completions);
+  if (!status.ok()) status = ring_.Init(sqes, IORING_SETUP_SQE128, completions);
   if (!status.ok()) return status;
   // A registered file spares every command a reference on the shared struct file, a cache line
   // that every CPU's queue would otherwise bounce.
@@ -143,25 +164,34 @@ absl::Status UringQueue::Setup() {
   if (const int result = io_uring_register_files(ring_.raw(), &session_fd, 1); result < 0) {
     return ErrnoStatus(-result, "registering /dev/fuse with the ring");
   }
-  const size_t depth = transport_.depth_;
-  const size_t payload = transport_.payload_size_;
-  headers_.reset(new abi::UringReqHeader[depth]);
-  if (absl::Status mapped = payloads_.Map(depth * payload); !mapped.ok()) return mapped;
-  entries_.resize(depth);
-  for (size_t e = 0; e < depth; ++e) {
-    Entry& entry = entries_[e];
-    entry.header = &headers_[e];
-    entry.payload = payloads_.data() + e * payload;
-    entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
-    entry.iov[1] = {entry.payload, payload};
-  }
-  return RegisterEntries();
+  if (absl::Status added = AddEntries(transport_.depth_); !added.ok()) return added;
+  return SubmitRegistration();
 }
 
-absl::Status UringQueue::RegisterEntries() {
-  for (uint32_t e = 0; e < entries_.size(); ++e) Register(e);
+// New entries and their REGISTER, submitted with the ring's next io_uring_enter. Their buffers
+// are reserved, not touched: an entry costs resident memory only for what requests write there.
+absl::Status UringQueue::AddEntries(size_t count) {
+  const size_t payload = transport_.payload_size_;
+  Buffers& buffers = buffers_.emplace_back();
+  if (absl::Status mapped = buffers.payloads.Map(count * payload); !mapped.ok()) {
+    buffers_.pop_back();
+    return mapped;
+  }
+  buffers.headers.reset(new abi::UringReqHeader[count]);
+  for (size_t i = 0; i < count; ++i) {
+    Entry& entry = entries_.emplace_back();
+    entry.header = &buffers.headers[i];
+    entry.payload = buffers.payloads.data() + i * payload;
+    entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
+    entry.iov[1] = {entry.payload, payload};
+    Register(static_cast<uint32_t>(entries_.size() - 1));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UringQueue::SubmitRegistration() {
   waker_.Arm(ring_);
-  if (const int result = ring_.SubmitAndWait(0); result < 0) {
+  if (const int result = Submit(0); result < 0) {
     return ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index_));
   }
   // A REGISTER the kernel refuses completes at once, and the kernel then quietly serves the
@@ -178,15 +208,45 @@ absl::Status UringQueue::RegisterEntries() {
       -refused, absl::StrFormat("queue %u: the kernel refused FUSE_IO_URING_CMD_REGISTER", index_));
 }
 
+// Submits what is queued and waits for `wait` completions: every free entry is the kernel's.
+int UringQueue::Submit(unsigned wait) {
+  kernel_free_ = free_;
+  return ring_.SubmitAndWait(wait);
+}
+
 void UringQueue::Run() {
   while (!done_) {
-    const int result = ring_.SubmitAndWait(1);
+    const int result = Submit(1);
     if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) {
       Log(LogLevel::kError, "queue %u: io_uring_enter failed: %s", index_, std::strerror(-result));
       break;
     }
     ring_.DrainCompletions([this](const io_uring_cqe& cqe) { OnCompletion(cqe); });
+    KeepReserve();
   }
+}
+
+// The kernel gives a queue's requests only to its free entries, and a request that finds none
+// waits until a COMMIT_AND_FETCH on the queue takes it (REGISTER does not look for waiting
+// requests). An entry whose request is answered late (a parked lock wait) is not free until its
+// reply is committed, so enough of them would leave every later request of the CPU waiting,
+// the one that would end the waits included. Hence new entries, as long as the queue may grow.
+void UringQueue::KeepReserve() {
+  if (free_ >= reserve_) {
+    at_limit_ = false;
+    return;
+  }
+  if (at_limit_ || done_ || transport_.stopping_.load(std::memory_order_relaxed)) return;
+  const size_t count = std::min(reserve_ - free_, limit_ - entries_.size());
+  absl::Status added =
+      count == 0 ? absl::ResourceExhaustedError("the queue may have no more") : AddEntries(count);
+  if (added.ok()) return;
+  // Said once, and not tried again until the reserve is back.
+  at_limit_ = true;
+  Log(LogLevel::kWarning,
+      "queue %u: %u of its %u entries hold requests not answered yet, and no entry can be "
+      "added (%s): requests from CPU %d may wait until those are answered",
+      index_, entries_.size() - free_, entries_.size(), added.ToString(), cpu_);
 }
 
 io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
@@ -208,6 +268,7 @@ void UringQueue::Register(uint32_t entry) {
   sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
   sqe->len = 2;
   entries_[entry].state = EntryState::kAwaitingRequest;
+  ++free_;
 }
 
 void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
@@ -235,6 +296,7 @@ void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
   e.header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(size);
   CommandSqe(entry, abi::UringCmd::kCommitAndFetch);
   e.state = EntryState::kAwaitingRequest;
+  ++free_;
 }
 
 void UringQueue::OnCompletion(const io_uring_cqe& cqe) {
@@ -274,6 +336,12 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
 }
 
 void UringQueue::OnRequest(uint32_t entry) {
+  --free_;
+  // The kernel gave out the last free entry it had: a request that came after it waits in the
+  // kernel for a commit on this queue. Keep a larger reserve from now on.
+  if (kernel_free_ > 0 && --kernel_free_ == 0) {
+    reserve_ = std::min(reserve_ * 2, std::max(transport_.depth_, UringCmdTransport::kMaxReserve));
+  }
   Entry& e = entries_[entry];
   const abi::UringEntInOut& ent = e.header->ring_ent_in_out;
   e.commit_id = ent.commit_id;
@@ -284,8 +352,7 @@ void UringQueue::OnRequest(uint32_t entry) {
   abi::InHeader header;
   std::memcpy(&header, in_out.data(), sizeof(header));
 
-  const std::atomic<bool>* interrupted =
-      transport_.inflight_->Begin(InflightIndex(entry), header.unique);
+  const std::atomic<bool>* interrupted = transport_.inflight_->Begin(index_, header.unique);
   current_queue_ = this;
   current_entry_ = entry;
   transport_.context_.dispatcher.DispatchRing(
@@ -293,7 +360,7 @@ void UringQueue::OnRequest(uint32_t entry) {
       ConstBytes(reinterpret_cast<const std::byte*>(e.header->op_in), abi::kUringOpInOutSize),
       ConstBytes(e.payload, payload_size), Delivery{this, entry, interrupted});
   current_queue_ = nullptr;
-  transport_.inflight_->End(InflightIndex(entry));
+  transport_.inflight_->End(index_);
   if (staged_.present) {
     staged_.present = false;
     const ConstBytes body[] = {ConstBytes(staged_.body.data(), staged_.size)};
@@ -360,7 +427,9 @@ void UringQueue::CommitLateReplies() {
 }
 
 void UringQueue::Finish(uint32_t entry) {
-  if (entries_[entry].state == EntryState::kFinished) return;
+  const EntryState was = entries_[entry].state;
+  if (was == EntryState::kFinished) return;
+  if (was == EntryState::kAwaitingRequest) --free_;
   entries_[entry].state = EntryState::kFinished;
   if (++finished_ == entries_.size()) done_ = true;
 }
@@ -389,7 +458,7 @@ absl::Status UringCmdTransport::Start() {
   if (!cpus.ok()) return cpus.status();
   // Queue ids run from 0 to the highest possible CPU, holes included.
   queue_count_ = static_cast<size_t>(cpus->back()) + 1;
-  inflight_ = std::make_unique<InflightTable>(queue_count_ * depth_ + 1);
+  inflight_ = std::make_unique<InflightTable>(queue_count_ + 1);
   context_.dispatcher.set_interrupt_sink(inflight_.get());
   for (size_t q = 0; q < queue_count_; ++q) {
     auto queue = std::make_unique<UringQueue>(*this, q, static_cast<int>(q));
@@ -433,8 +502,10 @@ void UringCmdTransport::Stop() {
 std::string UringCmdTransport::Describe() const {
   const double entry_kib = (payload_size_ + sizeof(abi::UringReqHeader)) / 1024.0;
   return absl::StrFormat(
-      "%u queues x %u entries x %.1f KiB (%.1f MiB reserved per queue, resident only as used)",
-      queue_count_, depth_, entry_kib, depth_ * entry_kib / 1024.0);
+      "%u queues x %u entries x %.1f KiB (%.1f MiB reserved per queue, resident only as used; "
+      "up to %u entries while requests are answered late)",
+      queue_count_, depth_, entry_kib, depth_ * entry_kib / 1024.0,
+      std::max(depth_, kMaxEntriesPerQueue));
 }
 
 }  // namespace ringfuse

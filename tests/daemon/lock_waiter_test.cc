@@ -4,8 +4,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 
@@ -18,6 +20,10 @@ class AnswerChannel : public ReplyChannel {
   void SendReply(const ReplyTarget&, int32_t error, std::span<const ConstBytes>) override {
     absl::MutexLock lock(&mutex_);
     errors_.push_back(error);
+  }
+  size_t answers() {
+    absl::MutexLock lock(&mutex_);
+    return errors_.size();
   }
   // The error of the first reply, once one came within a bound.
   std::optional<int32_t> AwaitAnswer() {
@@ -39,11 +45,25 @@ class LockWaiterTest : public ::testing::Test {
  protected:
   // A wait for request 7, marked interrupted or not, on a lock that never comes free.
   void WaitForever(bool interrupted) {
-    header_.unique = 7;
     interrupted_ = interrupted;
+    WaitAs(7, 0, [] { return EAGAIN; });
+  }
+
+  // A wait for request `unique` by caller `uid`.
+  void WaitAs(uint64_t unique, uint32_t uid, LockWaiter::Attempt attempt) {
+    header_.unique = unique;
+    header_.uid = uid;
     const RequestContext context{header_, extensions_, &interrupted_};
-    waiter_.Wait(
-        context, [] { return EAGAIN; }, EmptyReply(ReplyToken(&channel_, {7, 0})));
+    waiter_.Wait(context, std::move(attempt), EmptyReply(ReplyToken(&channel_, {unique, 0})));
+  }
+
+  bool AwaitPending(size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (waiter_.pending() != count) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
   }
 
   abi::InHeader header_{};
@@ -77,6 +97,66 @@ TEST_F(LockWaiterTest, AnInterruptBeforeTheWaitBeganEndsIt) {
   waiter_.Interrupt(7);
   WaitForever(true);
   EXPECT_EQ(channel_.AwaitAnswer(), -EINTR);
+}
+
+// The caps: beyond kMaxWaitsPerUser waits of one uid, or kMaxWaits in all, ENOLCK at once.
+TEST_F(LockWaiterTest, WaitsBeyondTheCapsAreRefusedWithEnolck) {
+  auto never = [] { return EAGAIN; };
+  uint64_t unique = 100;
+  for (size_t i = 0; i < LockWaiter::kMaxWaitsPerUser; ++i) WaitAs(unique++, 1000, never);
+  EXPECT_EQ(waiter_.pending(), LockWaiter::kMaxWaitsPerUser);
+  WaitAs(unique++, 1000, never);
+  EXPECT_EQ(channel_.AwaitAnswer(), -ENOLCK) << "one more of the same user";
+  EXPECT_EQ(waiter_.pending(), LockWaiter::kMaxWaitsPerUser);
+
+  for (uint32_t uid = 0; waiter_.pending() < LockWaiter::kMaxWaits; ++uid) {
+    WaitAs(unique++, uid, never);
+  }
+  EXPECT_EQ(channel_.answers(), 1u) << "other users fill the rest";
+  WaitAs(unique++, 5000, never);
+  EXPECT_EQ(channel_.answers(), 2u) << "a new user once all are taken: refused too";
+  EXPECT_EQ(waiter_.pending(), LockWaiter::kMaxWaits);
+
+  waiter_.Interrupt(100);  // the first wait of user 1000 ends
+  ASSERT_TRUE(AwaitPending(LockWaiter::kMaxWaits - 1));
+  WaitAs(unique++, 1000, never);
+  EXPECT_EQ(waiter_.pending(), LockWaiter::kMaxWaits) << "the user's freed place is taken again";
+}
+
+// A lock that stays busy is retried ever less often: not every 2 ms (250 times in the half
+// second), but about 13 times. A slow machine only tries less.
+TEST_F(LockWaiterTest, RetriesBackOff) {
+  std::atomic<int> tries{0};
+  WaitAs(3, 0, [&tries] {
+    ++tries;
+    return EAGAIN;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_GE(tries.load(), 1);
+  EXPECT_LE(tries.load(), 40);
+}
+
+// Attempts run without the lock waiter's mutex: a slow one keeps neither a new wait nor an
+// INTERRUPT waiting.
+TEST_F(LockWaiterTest, ASlowAttemptBlocksNeitherWaitNorInterrupt) {
+  absl::Notification attempting;
+  absl::Notification release;
+  WaitAs(3, 0, [&] {
+    attempting.Notify();
+    release.WaitForNotification();
+    return 0;
+  });
+  ASSERT_TRUE(attempting.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  absl::Notification returned;
+  std::thread handler([&] {
+    WaitForever(false);
+    waiter_.Interrupt(7);
+    returned.Notify();
+  });
+  EXPECT_TRUE(returned.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  release.Notify();
+  handler.join();
+  EXPECT_TRUE(AwaitPending(0));
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "daemon/passthrough_fs.h"
 #include "daemon/session_options.h"
@@ -47,6 +49,18 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
   void Unmount() {
     mount_.reset();
     fs_.reset();
+  }
+
+  // Whether `count` lock requests are waiting in the daemon within `bound`: a waiting caller is
+  // then known to be blocked there, not about to be.
+  bool AwaitLockWaits(size_t count,
+                      std::chrono::milliseconds bound = std::chrono::seconds(10)) const {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (fs_->pending_lock_waits() != count) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
   }
 
   std::string Source(const std::string& relative) const { return source_ + "/" + relative; }

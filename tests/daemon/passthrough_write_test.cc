@@ -33,17 +33,6 @@ class PassthroughWrite : public PassthroughMountTest {
     if (IsSkipped() || HasFatalFailure()) return;
     Mount();
   }
-
-  // Whether `count` lock requests are waiting in the daemon within a bound: a waiting caller is
-  // then known to be blocked there, not about to be.
-  bool AwaitLockWaits(size_t count) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (fs_->pending_lock_waits() != count) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
-  }
 };
 
 // F_SETLK or F_SETLKW (`command`) of `type` on [start, start + length) through a new open of
