@@ -1,6 +1,7 @@
 // ringfused and ringfuse-ctl as a user runs them: the command line, going to the background once
 // mounted, publishing through the control socket, -d tracing, and SIGTERM unmounting.
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -26,6 +28,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
+#include "tests/daemon/test_users.h"
 #include "tests/transport/kernel_fixture.h"
 #include "transport/fd.h"
 
@@ -127,6 +130,13 @@ bool IsMounted(const std::string& path) {
   return false;
 }
 
+// How a daemon is started: as whom, with which binary, within which fd limit.
+struct Launch {
+  std::optional<struct rlimit> fd_limit{};
+  std::optional<User> user{};  // root if not given
+  std::string binary = RINGFUSED_BINARY;
+};
+
 class RingfusedBinary : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -150,24 +160,29 @@ class RingfusedBinary : public ::testing::Test {
   }
 
   // Starts ringfused with `args` (the program name is added) as this test's child, in the
-  // foreground, its standard error in `log`, with the fd limit `limit` if given; waits until
-  // it has mounted.
+  // foreground, its standard error in `log`; waits until it has mounted.
   void StartInForeground(const std::vector<std::string>& args, const std::string& log,
-                         std::optional<struct rlimit> limit = std::nullopt) {
-    std::vector<const char*> argv{RINGFUSED_BINARY};
+                         const Launch& launch = {}) {
+    daemon_pid_ = Spawn(args, log, launch);
+    ASSERT_TRUE(WaitUntilMounted(std::chrono::seconds(10))) << ReadFile(log);
+  }
+
+  static pid_t Spawn(const std::vector<std::string>& args, const std::string& log,
+                     const Launch& launch) {
+    std::vector<const char*> argv{launch.binary.c_str()};
     for (const std::string& arg : args) argv.push_back(arg.c_str());
     argv.push_back(nullptr);
     const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      if (limit && ::setrlimit(RLIMIT_NOFILE, &*limit) != 0) ::_exit(126);
-      const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      ::dup2(out, STDERR_FILENO);
-      ::execv(RINGFUSED_BINARY, const_cast<char* const*>(argv.data()));
-      ::_exit(127);
+    if (pid != 0) return pid;
+    if (launch.fd_limit && ::setrlimit(RLIMIT_NOFILE, &*launch.fd_limit) != 0) ::_exit(126);
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, STDERR_FILENO);
+    if (launch.user && (::setgroups(0, nullptr) != 0 || ::setgid(launch.user->gid) != 0 ||
+                        ::setuid(launch.user->uid) != 0)) {
+      ::_exit(126);
     }
-    daemon_pid_ = pid;
-    ASSERT_TRUE(WaitUntilMounted(std::chrono::seconds(10))) << ReadFile(log);
+    ::execv(argv[0], const_cast<char* const*>(argv.data()));
+    ::_exit(127);
   }
 
   bool WaitUntilUnmounted(std::chrono::milliseconds bound) { return WaitUntil(false, bound); }
@@ -303,7 +318,8 @@ size_t FdCountOf(pid_t pid) {
 class RingfusedUnderFdLimit : public RingfusedBinary {
  protected:
   void Start(rlim_t soft, rlim_t hard, const std::string& source) {
-    StartInForeground({"-f", source, mountpoint_}, dir_.path() + "/stderr", rlimit{soft, hard});
+    StartInForeground({"-f", source, mountpoint_}, dir_.path() + "/stderr",
+                      {.fd_limit = rlimit{soft, hard}});
   }
 
   void Stop() {
@@ -395,6 +411,67 @@ TEST_F(RingfusedBinary, ARequestUnansweredPastRequestTimeoutEndsWithTheKernelsAb
   EXPECT_TRUE(daemon >= 0 && WIFEXITED(daemon) && WEXITSTATUS(daemon) == 1) << daemon;
   EXPECT_THAT(ReadFile(log), HasSubstr("the kernel aborted the connection to " + mountpoint_));
   EXPECT_FALSE(IsMounted(mountpoint_)) << "the dead mount was left behind";
+}
+
+// ringfused as a user runs it: mounted through fusermount3, every operation made as that user
+// (each failed with EPERM when the daemon insisted on acting as the caller without the rights
+// to), and said at start. Other users would act with its rights: allow_other alone is refused.
+TEST_F(RingfusedBinary, AUsersOwnDaemonMakesEveryOperationAsThatUser) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const ringfuse::testing::DevFuseModeGuard open_to_users(0666);
+  ASSERT_TRUE(open_to_users.changed());
+  // fusermount3 wants the user's name: nobody has one everywhere.
+  const User user{65534, 65534, {65534}};
+  // The user's own copies: the build tree may lie where other users cannot reach.
+  const std::string home = dir_.path() + "/home";
+  std::filesystem::create_directories(home + "/src");
+  const std::string binary = home + "/ringfused";
+  std::filesystem::copy_file(RINGFUSED_BINARY, binary);
+  WriteFile(home + "/src/given", "from the source\n");
+  const std::string mountpoint = home + "/mnt";
+  std::filesystem::create_directory(mountpoint);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  ASSERT_EQ(::chown(home.c_str(), user.uid, user.gid), 0);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(home)) {
+    ASSERT_EQ(::lchown(entry.path().c_str(), user.uid, user.gid), 0);
+  }
+  const std::string log = dir_.path() + "/stderr";
+
+  const pid_t refused = Spawn({"-f", "-o", "allow_other", home + "/src", mountpoint}, log,
+                              {.user = user, .binary = binary});
+  const int refused_status = WaitBounded(refused, std::chrono::seconds(10));
+  EXPECT_TRUE(WIFEXITED(refused_status) && WEXITSTATUS(refused_status) == 1) << refused_status;
+  EXPECT_THAT(ReadFile(log), HasSubstr("-o allow_other needs -o default_permissions"));
+
+  mountpoint_ = mountpoint;  // TearDown unmounts it, whatever happens
+  StartInForeground({"-f", home + "/src", mountpoint}, log, {.user = user, .binary = binary});
+  EXPECT_THAT(ReadFile(log), HasSubstr("every operation is made as uid " +
+                                       std::to_string(user.uid) + ", whoever the caller is"));
+  const auto as_user = [&](const std::function<bool()>& step) {
+    return As(user, [&] { return step() ? 0 : -1; });
+  };
+  EXPECT_EQ(as_user([&] { return ReadFile(mountpoint + "/given") == "from the source\n"; }), 0);
+  EXPECT_EQ(as_user([&] {
+              const UniqueFd made(
+                  ::open((mountpoint + "/made").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+              return made.valid() && ::write(made.get(), "new", 3) == 3;
+            }),
+            0);
+  EXPECT_EQ(as_user([&] { return ::mkdir((mountpoint + "/dir").c_str(), 0700) == 0; }), 0);
+  EXPECT_EQ(as_user([&] {
+              return ::rename((mountpoint + "/made").c_str(),
+                              (mountpoint + "/dir/moved").c_str()) == 0;
+            }),
+            0);
+  EXPECT_EQ(ReadFile(home + "/src/dir/moved"), "new");
+  struct stat made {};
+  ASSERT_EQ(::stat((home + "/src/dir/moved").c_str(), &made), 0);
+  EXPECT_EQ(made.st_uid, user.uid);
+  ASSERT_EQ(::kill(daemon_pid_, SIGTERM), 0);
+  const int status = WaitBounded(daemon_pid_, std::chrono::seconds(10));
+  daemon_pid_ = -1;
+  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_TRUE(WaitUntilUnmounted(std::chrono::seconds(5)));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "protocol/handler.h"
+#include "transport/dev_fuse.h"
 #include "transport/session.h"
 #include "transport/uring_switch.h"
 
@@ -101,5 +102,27 @@ class TransportTest : public ::testing::TestWithParam<TransportKind> {
       GTEST_SKIP() << *why;                                          \
     }                                                                \
   } while (false)
+
+// Sets /dev/fuse's permission bits for the guard's life and puts the old ones back, also when
+// the test fails.
+class DevFuseModeGuard {
+ public:
+  explicit DevFuseModeGuard(mode_t mode) {
+    struct stat attributes {};
+    if (::stat(kDevFusePath, &attributes) != 0) return;
+    old_mode_ = attributes.st_mode & 07777;
+    changed_ = ::chmod(kDevFusePath, mode) == 0;
+  }
+  DevFuseModeGuard(const DevFuseModeGuard&) = delete;
+  DevFuseModeGuard& operator=(const DevFuseModeGuard&) = delete;
+  ~DevFuseModeGuard() {
+    if (changed_) ::chmod(kDevFusePath, old_mode_);
+  }
+  bool changed() const { return changed_; }
+
+ private:
+  mode_t old_mode_ = 0;
+  bool changed_ = false;
+};
 
 }  // namespace ringfuse::testing

@@ -40,6 +40,7 @@
 #include "gtest/gtest.h"
 #include "protocol/dispatcher.h"
 #include "protocol/handler.h"
+#include "tests/transport/kernel_fixture.h"
 #include "transport/dev_fuse.h"
 #include "transport/log.h"
 
@@ -69,6 +70,7 @@ using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using Milliseconds = std::chrono::milliseconds;
+using ringfuse::testing::DevFuseModeGuard;
 
 constexpr auto kServerExitBound = std::chrono::seconds(10);
 constexpr auto kMountGoneBound = std::chrono::seconds(10);
@@ -359,28 +361,6 @@ std::map<std::string, std::string> CreateInChild(const std::function<bool()>& pr
   if (!child.started()) return {{"error", "cannot fork"}};
   return child.ReadReport(kChildBound, "create_message");
 }
-
-// Sets /dev/fuse's permission bits for the guard's life and puts the old ones back, also when
-// the test fails.
-class DevFuseModeGuard {
- public:
-  explicit DevFuseModeGuard(mode_t mode) {
-    struct stat attributes {};
-    if (stat(kDevFusePath, &attributes) != 0) return;
-    old_mode_ = attributes.st_mode & 07777;
-    changed_ = chmod(kDevFusePath, mode) == 0;
-  }
-  DevFuseModeGuard(const DevFuseModeGuard&) = delete;
-  DevFuseModeGuard& operator=(const DevFuseModeGuard&) = delete;
-  ~DevFuseModeGuard() {
-    if (changed_) chmod(kDevFusePath, old_mode_);
-  }
-  bool changed() const { return changed_; }
-
- private:
-  mode_t old_mode_ = 0;
-  bool changed_ = false;
-};
 
 // ---- Fixtures ----
 
