@@ -189,6 +189,7 @@ void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyRep
 }
 
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
+  owner_locks_.Released(args.in.fh);
   const std::unique_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
   if (handle != nullptr && handle->passthrough() && dev_fd >= 0) {
