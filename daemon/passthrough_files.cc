@@ -160,8 +160,10 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
   // A thread-local buffer: the request path allocates only the first time a size is seen.
   thread_local std::vector<std::byte> buffer;
   if (buffer.size() < args.in.size) buffer.resize(args.in.size);
-  const ssize_t length = ::pread(open_files_.Of(args.in.fh).fd(), buffer.data(), args.in.size,
-                                 static_cast<off_t>(args.in.offset));
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  const ssize_t length =
+      ::pread(file->fd(), buffer.data(), args.in.size, static_cast<off_t>(args.in.offset));
   if (length < 0) return reply.Error(errno);
   reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
 }
@@ -169,7 +171,9 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
 void PassthroughFs::Write(const RequestContext&, const op::Write& args, CountReply reply) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (options_.read_only) return reply.Error(EROFS);
-  const int fd = open_files_.Of(args.in.fh).fd();
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  const int fd = file->fd();
   if (args.in.write_flags & abi::kWriteKillSuidGid) KillSuidGid(fd);
   const ssize_t written =
       ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.in.offset));
@@ -179,20 +183,25 @@ void PassthroughFs::Write(const RequestContext&, const op::Write& args, CountRep
 
 // A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
 void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyReply reply) {
-  owner_locks_.Drop(open_files_.Of(args.in.fh), args.in.lock_owner);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  owner_locks_.Drop(*file, args.in.lock_owner);
   reply.Ok();
 }
 
 void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
-  if (Sync(open_files_.Of(args.in.fh).fd(), args.in.fsync_flags) != 0) return reply.Error(errno);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  if (Sync(file->fd(), args.in.fsync_flags) != 0) return reply.Error(errno);
   reply.Ok();
 }
 
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
+  const std::shared_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
+  if (handle == nullptr) return reply.Error(EBADF);
   owner_locks_.Released(args.in.fh);
-  const std::unique_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (handle != nullptr && handle->passthrough() && dev_fd >= 0) {
+  if (handle->passthrough() && dev_fd >= 0) {
     backing_ids_.Release(dev_fd, handle->dev(), handle->ino());
   }
   reply.Ok();
@@ -201,8 +210,10 @@ void PassthroughFs::Release(const RequestContext&, const op::Release& args, Empt
 // Mode bits (punch hole, keep size, zero range, ...) go to the backing filesystem as given.
 void PassthroughFs::Fallocate(const RequestContext&, const op::Fallocate& args, EmptyReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
-  if (::fallocate(open_files_.Of(args.in.fh).fd(), static_cast<int>(args.in.mode),
-                  static_cast<off_t>(args.in.offset), static_cast<off_t>(args.in.length)) != 0) {
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  if (::fallocate(file->fd(), static_cast<int>(args.in.mode), static_cast<off_t>(args.in.offset),
+                  static_cast<off_t>(args.in.length)) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();
@@ -211,8 +222,10 @@ void PassthroughFs::Fallocate(const RequestContext&, const op::Fallocate& args, 
 // SEEK_DATA and SEEK_HOLE need the backing file's extents; the fd's own offset is never used
 // for I/O (pread/pwrite), so moving it is harmless.
 void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekReply reply) {
-  const off_t offset = ::lseek(open_files_.Of(args.in.fh).fd(), static_cast<off_t>(args.in.offset),
-                               static_cast<int>(args.in.whence));
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  const off_t offset =
+      ::lseek(file->fd(), static_cast<off_t>(args.in.offset), static_cast<int>(args.in.whence));
   if (offset < 0) return reply.Error(errno);
   reply.Ok(static_cast<uint64_t>(offset));
 }
@@ -222,8 +235,10 @@ void PassthroughFs::CopyFileRange(const RequestContext&, const op::CopyFileRange
   if (options_.read_only) return reply.Error(EROFS);
   loff_t in_offset = static_cast<loff_t>(args.in.off_in);
   loff_t out_offset = static_cast<loff_t>(args.in.off_out);
-  const ssize_t copied = ::copy_file_range(open_files_.Of(args.in.fh_in).fd(), &in_offset,
-                                           open_files_.Of(args.in.fh_out).fd(), &out_offset,
+  const std::shared_ptr<FileHandle> in = open_files_.Find(args.in.fh_in);
+  const std::shared_ptr<FileHandle> out = open_files_.Find(args.in.fh_out);
+  if (in == nullptr || out == nullptr) return reply.Error(EBADF);
+  const ssize_t copied = ::copy_file_range(in->fd(), &in_offset, out->fd(), &out_offset,
                                            args.in.len, static_cast<unsigned>(args.in.flags));
   if (copied < 0) return reply.Error(errno);
   reply.Ok(static_cast<uint64_t>(copied));

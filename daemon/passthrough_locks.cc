@@ -43,8 +43,10 @@ int LockResult(int error) { return error == EACCES || error == EWOULDBLOCK ? EAG
 }  // namespace
 
 void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
   const std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(open_files_.Of(args.in.fh), args.in.fh, args.in.owner);
+      owner_locks_.Begin(*file, args.in.fh, args.in.owner);
   if (request == nullptr) return reply.Error(errno);
   struct flock lock = FlockOf(args.in.lk);
   if (const int error = request->Get(lock); error != 0) return reply.Error(error);
@@ -53,14 +55,15 @@ void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockRepl
 
 void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
   if (args.in.lk_flags & abi::kLkFlock) return Flock(context, args, std::move(reply));
-  const FileHandle& handle = open_files_.Of(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
   const struct flock lock = FlockOf(args.in.lk);
-  if (const int error = OwnerLocks::CheckAccess(handle, lock.l_type); error != 0) {
+  if (const int error = OwnerLocks::CheckAccess(*file, lock.l_type); error != 0) {
     return reply.Error(error);
   }
   // The request, held by a waiting attempt, keeps the owner's open past a FLUSH (owner_locks.h).
   std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(handle, args.in.fh, args.in.owner);
+      owner_locks_.Begin(*file, args.in.fh, args.in.owner);
   if (request == nullptr) return reply.Error(errno);
   auto attempt = [request = std::move(request), lock, pid = args.in.lk.pid] {
     return LockResult(request->Set(lock, pid));
@@ -69,12 +72,14 @@ void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, 
 }
 
 void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
-  const int fd = open_files_.Of(args.in.fh).fd();
+  std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
   const int operation = args.in.lk.type == F_RDLCK   ? LOCK_SH
                         : args.in.lk.type == F_WRLCK ? LOCK_EX
                                                      : LOCK_UN;
-  auto attempt = [fd, operation] {
-    return LockResult(::flock(fd, operation | LOCK_NB) == 0 ? 0 : errno);
+  // The attempt holds the handle: a wait may outlast the request's RELEASE.
+  auto attempt = [file = std::move(file), operation] {
+    return LockResult(::flock(file->fd(), operation | LOCK_NB) == 0 ? 0 : errno);
   };
   AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
 }
