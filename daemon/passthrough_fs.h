@@ -156,7 +156,7 @@ class PassthroughFs : public Handler {
   HandleRegistry<DirHandle> open_dirs_;
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
-  BackingIds backing_ids_;
+  BackingIds backing_ids_{options_.read_only};
 };
 
 }  // namespace ringfuse::daemon
