@@ -20,6 +20,10 @@ namespace {
 
 bool Writes(uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
 
+// __FMODE_EXEC in OPEN's flags: the kernel opens a file for execve with the right to execute
+// it, not to read it (fs/exec.c: MAY_EXEC only), and passes that mode on (fs/fuse/file.c).
+constexpr int kOpenForExec = 040;
+
 // HANDLE_KILLPRIV_V2: the kernel asks the daemon to clear set-user-ID, and set-group-ID where
 // group execute is set, when a caller without CAP_FSETID writes. The daemon's own pwrite keeps
 // CAP_FSETID, so the backing filesystem would not clear them by itself.
@@ -96,13 +100,48 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(ESTALE);
   const int flags = BackingFlags(args.in.flags);
-  UniqueFd fd(CallAsCaller(context, 0, [&] { return Reopen(inode->path.get(), flags); }));
+  UniqueFd fd(OpenBackingFile(context, inode->path.get(), flags));
   if (!fd.valid()) return reply.Error(errno);
   abi::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), flags, open); error != 0) {
+  if (const int error = NewHandle(std::move(fd), flags & ~kOpenForExec, open); error != 0) {
     return reply.Error(error);
   }
   reply.Ok(open);
+}
+
+// An exec open is made as the daemon, read-only, once the caller is known to have the right to
+// execute the file: opened as the caller it would need the right to read, which running a
+// program does not (mode 0711, say).
+int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, int flags) const {
+  if (!(flags & kOpenForExec)) {
+    return CallAsCaller(context, 0, [&] { return Reopen(path_fd, flags); });
+  }
+  const int may_execute = CallAsCaller(
+      context, 0, [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); });
+  if (may_execute != 0) return -1;
+  return Reopen(path_fd, (flags & ~kOpenForExec & ~O_ACCMODE) | O_RDONLY);
+}
+
+// The kernel sends CREATE for a name it believes missing, which SOURCE may have meanwhile, as
+// anything: a FIFO would block the worker in open, a device would be opened past the mount's
+// nodev. So the name is created exclusively, and a name that exists is opened only when it is a
+// regular file, through an O_PATH fd of that very inode; otherwise EEXIST, for which the kernel
+// drops its stale entry (fs/fuse/dir.c), so the caller's next open finds what is there (ELOOP
+// for a symlink, which the daemon never follows).
+int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name,
+                                int flags, mode_t mode, uint32_t umask) const {
+  const int created = CallAsCaller(context, CreateUmask(umask), [&] {
+    return ::openat(dir_fd, name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  });
+  if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
+  const UniqueFd existing(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (!existing.valid() || ::fstat(existing.get(), &st) != 0) return -1;
+  if (!S_ISREG(st.st_mode)) {
+    errno = S_ISLNK(st.st_mode) ? ELOOP : EEXIST;  // a symlink: what O_NOFOLLOW answers
+    return -1;
+  }
+  return CallAsCaller(context, 0, [&] { return Reopen(existing.get(), flags); });
 }
 
 void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
@@ -112,11 +151,8 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
     return reply.Error(error);
   }
   const int flags = BackingFlags(args.in.flags);
-  const std::string name(args.name);
-  UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
-    return ::openat(dir->path.get(), name.c_str(), flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                    args.in.mode);
-  }));
+  UniqueFd fd(CreateOrOpen(context, dir->path.get(), std::string(args.name), flags, args.in.mode,
+                           args.in.umask));
   if (!fd.valid()) return reply.Error(errno);
   abi::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
