@@ -1,5 +1,5 @@
 // Record locks through the mount against the same sequence on a native directory (the oracle):
-// every pairing of OFD and POSIX locks, read and write, set and get, between a holder and a
+// every pairing of OFD and POSIX locks, read and write, set, wait and get, between a holder and a
 // second party that is another process (with its own open or the holder's) or shares the
 // holder's fd table (clone(CLONE_FILES), with the holder's open or its own). Every sequence
 // runs in a child bounded in time, so a request the daemon never answers fails the test.
@@ -37,7 +37,7 @@ enum class Party {
 };
 
 struct LockCall {
-  int command;  // F_SETLK, F_OFD_SETLK, F_GETLK or F_OFD_GETLK
+  int command;  // F_SETLK, F_OFD_SETLK, F_SETLKW, F_OFD_SETLKW, F_GETLK or F_OFD_GETLK
   short type;   // F_RDLCK or F_WRLCK
 };
 
@@ -63,12 +63,15 @@ struct Outcome {
 };
 
 bool IsGet(int command) { return command == F_GETLK || command == F_OFD_GETLK; }
+bool Waits(int command) { return command == F_SETLKW || command == F_OFD_SETLKW; }
 
 const char* CommandName(int command) {
   switch (command) {
     case F_SETLK: return "F_SETLK";
     case F_OFD_SETLK: return "F_OFD_SETLK";
     case F_GETLK: return "F_GETLK";
+    case F_SETLKW: return "F_SETLKW";
+    case F_OFD_SETLKW: return "F_OFD_SETLKW";
     default: return "F_OFD_GETLK";
   }
 }
@@ -177,7 +180,19 @@ int RunHolder(const std::string& path, const Sequence& sequence, Shared* shared)
   if (second == 0) ::_exit(RunSecondParty(&party));
   if (second < 0) return 2;
   int status = 0;
-  if (::waitpid(second, &status, 0) != second || !WIFEXITED(status)) return 3;
+  bool reaped = false;
+  if (Waits(sequence.second.command)) {
+    // A wait that conflicts is granted once the holder lets go: give it a moment to start
+    // waiting (whether it did is not compared: that would race), then unlock.
+    for (int tries = 0; tries < 20 && !reaped; ++tries) {
+      reaped = ::waitpid(second, &status, WNOHANG) == second;
+      if (!reaped) ::usleep(1000);
+    }
+    struct flock unlock = Range(F_UNLCK, 0, 10);
+    if (::fcntl(fd, sequence.held.command, &unlock) != 0) return 4;
+  }
+  if (!reaped && ::waitpid(second, &status, 0) != second) return 3;
+  if (!WIFEXITED(status)) return 3;
   return WEXITSTATUS(status);
 }
 
@@ -224,7 +239,7 @@ std::vector<Sequence> EverySequence() {
     for (short held_type : {F_RDLCK, F_WRLCK}) {
       for (Party party : {Party::kProcessOwnOpen, Party::kProcessSameOpen,
                           Party::kSharedTableSameFd, Party::kSharedTableOwnFd}) {
-        for (int second : {F_GETLK, F_OFD_GETLK, F_SETLK, F_OFD_SETLK}) {
+        for (int second : {F_GETLK, F_OFD_GETLK, F_SETLK, F_OFD_SETLK, F_SETLKW, F_OFD_SETLKW}) {
           for (short second_type : {F_RDLCK, F_WRLCK}) {
             sequences.push_back({{held, held_type}, party, {second, second_type}});
           }
