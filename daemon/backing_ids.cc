@@ -19,8 +19,8 @@ absl::StatusOr<int32_t> BackingIds::Acquire(int dev_fd, int handle_fd, dev_t dev
     return known->second.id;
   }
   // Opened as the daemon: the client's own open, as the caller, already passed the checks.
-  bool writable = true;
-  UniqueFd backing(Reopen(handle_fd, O_RDWR));
+  bool writable = !read_only_;
+  UniqueFd backing(writable ? Reopen(handle_fd, O_RDWR) : -1);
   if (!backing.valid()) {
     writable = false;
     backing.reset(Reopen(handle_fd, O_RDONLY));

@@ -8,7 +8,8 @@
 // daemon serve it itself (fs/fuse/iomode.c: every open of an inode open in passthrough must be
 // passthrough too). What that costs: while a file is open through the mount, the daemon is a
 // writer of it in SOURCE, so running it there natively fails ETXTBSY, and leases and inotify
-// see a writer.
+// see a writer. Not in the read-only modes (-o ro, revisions), where no open writes: there the
+// shared file is opened read-only.
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +25,9 @@ namespace ringfuse::daemon {
 
 class BackingIds {
  public:
+  // `read_only`: no open of the mount may write (they are refused EROFS before they get here).
+  explicit BackingIds(bool read_only) : read_only_(read_only) {}
+
   // The backing id for the inode `handle_fd` is open on, registering it on `dev_fd` first if no
   // open of that inode holds one. FailedPrecondition if `writes` but the registered shared file
   // is read-only (it was a running executable, say, when it was opened): that open must fail,
@@ -40,6 +44,7 @@ class BackingIds {
     uint32_t opens;
   };
 
+  const bool read_only_;
   absl::Mutex mutex_;
   std::map<std::pair<dev_t, ino_t>, Shared> shared_ ABSL_GUARDED_BY(mutex_);
 };

@@ -1,8 +1,14 @@
 // The handles (fh) the daemon gives the kernel for open files and directories, owned here until
 // RELEASE or RELEASEDIR. What the kernel never releases (the mount went away first, or an
 // open's reply never reached a caller) is freed with the filesystem rather than leaked.
+//
+// An fh is a number never given out twice, looked up on every request: an fh the kernel (or
+// whoever writes to /dev/fuse) did not get from this registry, or one already released, finds
+// nothing, and the request is answered EBADF, as a closed fd is, rather than taken for an
+// address. A request holds its handle until it is done, even if a RELEASE comes meanwhile.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -11,34 +17,42 @@
 
 namespace ringfuse::daemon {
 
+// One count for every registry, so that a directory's fh names no open file, nor the reverse.
+inline std::atomic<uint64_t> last_fh_given{0};  // 64 bits: never wraps
+
 template <typename Handle>
 class HandleRegistry {
  public:
-  // The fh the kernel is given: the handle's address, so requests reach it without a lookup.
   uint64_t Add(std::unique_ptr<Handle> handle) {
-    Handle* raw = handle.get();
+    const uint64_t fh = last_fh_given.fetch_add(1, std::memory_order_relaxed) + 1;
     absl::MutexLock lock(&mutex_);
-    owned_.emplace(raw, std::move(handle));
-    return reinterpret_cast<uint64_t>(raw);
+    owned_.emplace(fh, std::move(handle));
+    return fh;
   }
 
-  static Handle& Of(uint64_t fh) { return *reinterpret_cast<Handle*>(fh); }
+  // The handle `fh` names; null for an fh this registry never gave or has taken back.
+  std::shared_ptr<Handle> Find(uint64_t fh) const {
+    absl::ReaderMutexLock lock(&mutex_);
+    auto known = owned_.find(fh);
+    return known == owned_.end() ? nullptr : known->second;
+  }
 
-  // Gives the handle back to the caller at release; null for an fh this registry never gave.
-  std::unique_ptr<Handle> Take(uint64_t fh) {
+  // Takes the handle back at release; null as Find. It is freed when the last request using it
+  // is done.
+  std::shared_ptr<Handle> Take(uint64_t fh) {
     absl::MutexLock lock(&mutex_);
-    auto node = owned_.extract(reinterpret_cast<Handle*>(fh));
+    auto node = owned_.extract(fh);
     return node.empty() ? nullptr : std::move(node.mapped());
   }
 
   size_t size() const {
-    absl::MutexLock lock(&mutex_);
+    absl::ReaderMutexLock lock(&mutex_);
     return owned_.size();
   }
 
  private:
   mutable absl::Mutex mutex_;
-  absl::flat_hash_map<Handle*, std::unique_ptr<Handle>> owned_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Handle>> owned_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace ringfuse::daemon

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -26,50 +27,61 @@ UniqueFd OpenFor(const FileHandle& handle) {
   return fd;
 }
 
-// A READ line of /proc/self/fdinfo/N, "lock:\t1: OFDLCK  ADVISORY  READ -1 08:01:1234 0 EOF",
+// A lock line of /proc/self/fdinfo/N, "lock:\t1: OFDLCK  ADVISORY  READ -1 08:01:1234 0 EOF",
 // as the lock it describes.
-bool ParseReadLock(const std::string& line, struct flock& lock) {
+bool ParseLock(const std::string& line, struct flock& lock) {
   const std::vector<absl::string_view> fields =
       absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
-  if (fields.size() < 3 || fields[0] != "lock:" ||
-      std::find(fields.begin(), fields.end(), "READ") == fields.end()) {
-    return false;
-  }
+  if (fields.size() < 3 || fields[0] != "lock:") return false;
+  const bool read = std::find(fields.begin(), fields.end(), "READ") != fields.end();
+  if (!read && std::find(fields.begin(), fields.end(), "WRITE") == fields.end()) return false;
   int64_t start = 0, end = 0;
   if (!absl::SimpleAtoi(fields[fields.size() - 2], &start)) return false;
   const bool to_eof = fields.back() == "EOF";
   if (!to_eof && !absl::SimpleAtoi(fields.back(), &end)) return false;
   lock = {};
-  lock.l_type = F_RDLCK;
+  lock.l_type = read ? F_RDLCK : F_WRLCK;
   lock.l_whence = SEEK_SET;
   lock.l_start = start;
   lock.l_len = to_eof ? 0 : end - start + 1;
   return true;
 }
 
+// The locks the open file `fd` holds.
+std::vector<struct flock> LocksOf(int fd) {
+  std::vector<struct flock> locks;
+  std::ifstream info("/proc/self/fdinfo/" + std::to_string(fd));
+  struct flock lock;
+  for (std::string line; std::getline(info, line);) {
+    if (ParseLock(line, lock)) locks.push_back(lock);
+  }
+  return locks;
+}
+
 // Takes on `to` the read locks `from` holds (a read-only open holds no other kind). They
 // cannot conflict with anyone's: `from` holds them already. On failure `to` is to be closed,
 // which lets go of what it took.
 int CarryReadLocks(int from, int to) {
-  std::ifstream info("/proc/self/fdinfo/" + std::to_string(from));
-  if (!info) return EIO;
-  struct flock lock;
-  for (std::string line; std::getline(info, line);) {
-    if (ParseReadLock(line, lock) && ::fcntl(to, F_OFD_SETLK, &lock) != 0) return errno;
+  if (!std::ifstream("/proc/self/fdinfo/" + std::to_string(from))) return EIO;
+  for (struct flock lock : LocksOf(from)) {
+    if (::fcntl(to, F_OFD_SETLK, &lock) != 0) return errno;
   }
   return 0;
 }
 
 }  // namespace
 
-std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle, uint64_t owner) {
+std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle, uint64_t fh,
+                                                       uint64_t owner) {
   const Key key{handle.dev(), handle.ino(), owner};
   absl::MutexLock hold(&mutex_);
   if (const int error = Prepare(key, handle); error != 0) {
     errno = error;
     return nullptr;
   }
-  ++opens_[key].requests;
+  OwnerOpen& open = opens_[key];
+  ++open.requests;
+  open.last_fh = fh;
   return std::make_shared<Request>(*this, key);
 }
 
@@ -89,11 +101,37 @@ int OwnerLocks::Prepare(const Key& key, const FileHandle& handle) {
   return 0;
 }
 
-int OwnerLocks::Lock(const Key& key, int command, struct flock& lock) {
+int OwnerLocks::Get(const Key& key, struct flock& lock) {
   absl::MutexLock hold(&mutex_);
-  OwnerOpen& open = opens_.at(key);  // kept while a Request is alive
-  if (::fcntl(open.fd.get(), command, &lock) != 0) return errno;
-  if (command == F_OFD_SETLK && lock.l_type != F_UNLCK) open.flushed = false;
+  const OwnerOpen& open = opens_.at(key);  // kept while a Request is alive
+  if (::fcntl(open.fd.get(), F_OFD_GETLK, &lock) != 0) return errno;
+  if (lock.l_type != F_UNLCK) lock.l_pid = HolderOf(key, lock);
+  return 0;
+}
+
+int OwnerLocks::Set(const Key& key, struct flock lock, uint32_t pid) {
+  absl::MutexLock hold(&mutex_);
+  OwnerOpen& open = opens_.at(key);
+  if (::fcntl(open.fd.get(), F_OFD_SETLK, &lock) != 0) return errno;
+  if (lock.l_type != F_UNLCK) {
+    open.flushed = false;
+    open.pid = pid;
+  }
+  return 0;
+}
+
+pid_t OwnerLocks::HolderOf(const Key& key, const struct flock& lock) {
+  const auto& [dev, ino, asker] = key;
+  for (auto open = opens_.lower_bound(Key{dev, ino, 0});
+       open != opens_.end() && std::get<0>(open->first) == dev && std::get<1>(open->first) == ino;
+       ++open) {
+    if (std::get<2>(open->first) == asker) continue;
+    for (const struct flock& held : LocksOf(open->second.fd.get())) {
+      if (held.l_type == lock.l_type && held.l_start == lock.l_start && held.l_len == lock.l_len) {
+        return static_cast<pid_t>(open->second.pid);
+      }
+    }
+  }
   return 0;
 }
 
@@ -106,16 +144,28 @@ void OwnerLocks::End(const Key& key) {
 void OwnerLocks::Drop(const FileHandle& handle, uint64_t owner) {
   absl::MutexLock hold(&mutex_);
   auto known = opens_.find(Key{handle.dev(), handle.ino(), owner});
-  if (known == opens_.end()) return;
-  if (known->second.requests == 0) {
-    opens_.erase(known);  // closing the open releases its locks
+  if (known != opens_.end()) DropOpen(known);
+}
+
+void OwnerLocks::Released(uint64_t fh) {
+  absl::MutexLock hold(&mutex_);
+  for (auto open = opens_.begin(); open != opens_.end();) {
+    const auto next = std::next(open);
+    if (open->second.last_fh == fh) DropOpen(open);
+    open = next;
+  }
+}
+
+void OwnerLocks::DropOpen(Opens::iterator open) {
+  if (open->second.requests == 0) {
+    opens_.erase(open);  // closing the open releases its locks
     return;
   }
   struct flock all {};
   all.l_type = F_UNLCK;
   all.l_whence = SEEK_SET;
-  ::fcntl(known->second.fd.get(), F_OFD_SETLK, &all);
-  known->second.flushed = true;
+  ::fcntl(open->second.fd.get(), F_OFD_SETLK, &all);
+  open->second.flushed = true;
 }
 
 size_t OwnerLocks::opens() const {

@@ -10,6 +10,14 @@
 // lock, as it does natively, and the open stays until the owner's next FLUSH.
 // flock(2) locks belong to the open file and are taken on the handle's own fd instead.
 //
+// An OFD lock taken through the mount comes as SETLK too, its owner being the client's open
+// file (fs/fuse/file.c gives the kernel no way to say which kind a lock is). No FLUSH ever
+// names that owner, and the kernel sends no unlock at the last close either (it has no local
+// record of the lock to remove), so the owner's open goes at the RELEASE of the handle it was
+// last used through. A POSIX owner's open cannot be caught by that: the owner's close of the
+// handle's last fd sent its FLUSH before the RELEASE, and any later use was through another
+// handle.
+//
 // The owner's open has the access the owner's opens have: read-only for an owner that only
 // opened the file read-only, so that a read lock makes the daemon no writer of the file (which
 // would keep SOURCE's executable from running, ETXTBSY, and show leases and inotify a writer).
@@ -21,10 +29,10 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <tuple>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/file_handle.h"
 #include "transport/fd.h"
@@ -44,20 +52,27 @@ class OwnerLocks {
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
-    // F_OFD_GETLK and F_OFD_SETLK on the owner's open: 0 or an errno.
-    int Get(struct flock& lock) { return locks_.Lock(key_, F_OFD_GETLK, lock); }
-    int Set(struct flock lock) { return locks_.Lock(key_, F_OFD_SETLK, lock); }
+    // F_OFD_GETLK on the owner's open, the conflicting lock's l_pid being the process that
+    // took it through the mount (0 for a lock the daemon does not know, taken in SOURCE): 0 or
+    // an errno.
+    int Get(struct flock& lock) { return locks_.Get(key_, lock); }
+    // F_OFD_SETLK on the owner's open for process `pid`: 0 or an errno.
+    int Set(struct flock lock, uint32_t pid) { return locks_.Set(key_, lock, pid); }
 
    private:
     OwnerLocks& locks_;
     const Key key_;
   };
 
-  // A request by `owner` through `handle`, on its open of the handle's inode (made, or made
-  // writable, as the handle allows); null with errno set when that open cannot be had.
-  std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t owner);
+  // A request by `owner` through `handle` (the kernel's `fh` for it), on its open of the
+  // handle's inode (made, or made writable, as the handle allows); null with errno set when that
+  // open cannot be had.
+  std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t fh, uint64_t owner);
   // Releases every lock `owner` holds on the handle's inode.
   void Drop(const FileHandle& handle, uint64_t owner);
+  // The kernel released `fh`: the owners whose opens were last used through it (an OFD lock's
+  // owner) lose their locks.
+  void Released(uint64_t fh);
   // Owners' opens held (for tests: none is left behind).
   size_t opens() const;
 
@@ -68,17 +83,26 @@ class OwnerLocks {
   struct OwnerOpen {
     UniqueFd fd;
     bool writable = false;
+    uint64_t last_fh = 0;   // the handle of the owner's latest request
+    uint32_t pid = 0;       // the process of the owner's latest lock (one pid per owner)
     uint32_t requests = 0;  // Requests alive
     bool flushed = false;   // a FLUSH came during a request, and no lock was granted since
   };
+  // Ordered: the owners of one inode are neighbours.
+  using Opens = std::map<Key, OwnerOpen>;
 
   // The owner's open, made or made writable as `handle` allows; 0 or an errno.
   int Prepare(const Key& key, const FileHandle& handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  int Lock(const Key& key, int command, struct flock& lock);
+  int Get(const Key& key, struct flock& lock);
+  int Set(const Key& key, struct flock lock, uint32_t pid);
+  // The pid of the owner other than `key`'s holding `lock` on key's inode, or 0.
+  pid_t HolderOf(const Key& key, const struct flock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void End(const Key& key);
+  // Erases `open`, whose locks close with it, or unlocks it while a request still uses it.
+  void DropOpen(Opens::iterator open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   mutable absl::Mutex mutex_;
-  absl::flat_hash_map<Key, OwnerOpen> opens_ ABSL_GUARDED_BY(mutex_);
+  Opens opens_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace ringfuse::daemon

@@ -59,7 +59,9 @@ bool AddUnlooked(DirentPacker& packer, const dirent& entry, uint64_t next) {
 // cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
 void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
                          DataReply reply) {
-  DIR* dir = open_dirs_.Of(fh).dir;
+  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(fh);
+  if (handle == nullptr) return reply.Error(EBADF);
+  DIR* dir = handle->dir;
   ::seekdir(dir, static_cast<long>(offset));
   const bool look_up =
       plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(::dirfd(dir)));
@@ -97,12 +99,14 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32
 
 void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
                                EmptyReply reply) {
-  open_dirs_.Take(args.in.fh);
+  if (open_dirs_.Take(args.in.fh) == nullptr) return reply.Error(EBADF);
   reply.Ok();
 }
 
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
-  if (Sync(::dirfd(open_dirs_.Of(args.in.fh).dir), args.in.fsync_flags) != 0) {
+  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.in.fh);
+  if (handle == nullptr) return reply.Error(EBADF);
+  if (Sync(::dirfd(handle->dir), args.in.fsync_flags) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();

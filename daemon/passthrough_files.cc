@@ -27,6 +27,10 @@ bool Writes(uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags &
 // caller (uid 0) and are made as root, as its writeback is natively.
 uint64_t CallerKeeps(bool kill_suidgid) { return kill_suidgid ? 0 : kCapabilityFsetid; }
 
+// __FMODE_EXEC in OPEN's flags: the kernel opens a file for execve with the right to execute
+// it, not to read it (fs/exec.c: MAY_EXEC only), and passes that mode on (fs/fuse/file.c).
+constexpr int kOpenForExec = 040;
+
 // Kernel passthrough writes reach the backing file with the credentials it was registered with,
 // the daemon's, for whoever writes, so the backing filesystem would keep set-user-ID and
 // set-group-ID. Every open of a set-ID file is served by the daemon instead, whose WRITEs carry
@@ -104,15 +108,52 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.in.flags);
-  UniqueFd fd(CallAsCaller(
-      context, 0, [&] { return Reopen(inode->path.get(), flags); },
+  UniqueFd fd(OpenBackingFile(
+      context, inode->path.get(), flags,
       CallerKeeps(!(flags & O_TRUNC) || (args.in.open_flags & abi::kOpenKillSuidGid))));
   if (!fd.valid()) return reply.Error(errno);
   abi::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), flags, open); error != 0) {
+  if (const int error = NewHandle(std::move(fd), flags & ~kOpenForExec, open); error != 0) {
     return reply.Error(error);
   }
   reply.Ok(open);
+}
+
+// An exec open is made as the daemon, read-only, once the caller is known to have the right to
+// execute the file: opened as the caller it would need the right to read, which running a
+// program does not (mode 0711, say).
+int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, int flags,
+                                   uint64_t keep) const {
+  if (!(flags & kOpenForExec)) {
+    return CallAsCaller(
+        context, 0, [&] { return Reopen(path_fd, flags); }, keep);
+  }
+  const int may_execute = CallAsCaller(
+      context, 0, [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); });
+  if (may_execute != 0) return -1;
+  return Reopen(path_fd, (flags & ~kOpenForExec & ~O_ACCMODE) | O_RDONLY);
+}
+
+// The kernel sends CREATE for a name it believes missing, which SOURCE may have meanwhile, as
+// anything: a FIFO would block the worker in open, a device would be opened past the mount's
+// nodev. So the name is created exclusively, and a name that exists is opened only when it is a
+// regular file, through an O_PATH fd of that very inode; otherwise EEXIST, for which the kernel
+// drops its stale entry (fs/fuse/dir.c), so the caller's next open finds what is there (ELOOP
+// for a symlink, which the daemon never follows).
+int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name,
+                                int flags, mode_t mode, uint32_t umask) const {
+  const int created = CallAsCaller(context, CreateUmask(umask), [&] {
+    return ::openat(dir_fd, name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  });
+  if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
+  const UniqueFd existing(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (!existing.valid() || ::fstat(existing.get(), &st) != 0) return -1;
+  if (!S_ISREG(st.st_mode)) {
+    errno = S_ISLNK(st.st_mode) ? ELOOP : EEXIST;  // a symlink: what O_NOFOLLOW answers
+    return -1;
+  }
+  return CallAsCaller(context, 0, [&] { return Reopen(existing.get(), flags); });
 }
 
 void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
@@ -122,11 +163,8 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
     return reply.Error(error);
   }
   const int flags = BackingFlags(args.in.flags);
-  const std::string name(args.name);
-  UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
-    return ::openat(dir->path.get(), name.c_str(), flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                    args.in.mode);
-  }));
+  UniqueFd fd(CreateOrOpen(context, dir->path.get(), std::string(args.name), flags, args.in.mode,
+                           args.in.umask));
   if (!fd.valid()) return reply.Error(errno);
   abi::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
@@ -169,8 +207,10 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
   reads_.fetch_add(1, std::memory_order_relaxed);
   const MutableBytes buffer = ThreadBuffer(args.in.size);
   if (buffer.size() < args.in.size) return reply.Error(ENOMEM);
-  const ssize_t length = ::pread(open_files_.Of(args.in.fh).fd(), buffer.data(), buffer.size(),
-                                 static_cast<off_t>(args.in.offset));
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  const ssize_t length =
+      ::pread(file->fd(), buffer.data(), buffer.size(), static_cast<off_t>(args.in.offset));
   if (length < 0) return reply.Error(errno);
   reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
 }
@@ -180,7 +220,9 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
 void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (options_.read_only) return reply.Error(EROFS);
-  const int fd = open_files_.Of(args.in.fh).fd();
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  const int fd = file->fd();
   ssize_t written = -1;
   if (CallAsCaller(
           context, 0,
@@ -197,19 +239,25 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
 
 // A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
 void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyReply reply) {
-  owner_locks_.Drop(open_files_.Of(args.in.fh), args.in.lock_owner);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  owner_locks_.Drop(*file, args.in.lock_owner);
   reply.Ok();
 }
 
 void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
-  if (Sync(open_files_.Of(args.in.fh).fd(), args.in.fsync_flags) != 0) return reply.Error(errno);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  if (Sync(file->fd(), args.in.fsync_flags) != 0) return reply.Error(errno);
   reply.Ok();
 }
 
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
-  const std::unique_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
+  const std::shared_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
+  if (handle == nullptr) return reply.Error(EBADF);
+  owner_locks_.Released(args.in.fh);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (handle != nullptr && handle->passthrough() && dev_fd >= 0) {
+  if (handle->passthrough() && dev_fd >= 0) {
     backing_ids_.Release(dev_fd, handle->dev(), handle->ino());
   }
   reply.Ok();
@@ -221,7 +269,9 @@ void PassthroughFs::Release(const RequestContext&, const op::Release& args, Empt
 void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate& args,
                               EmptyReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
-  const int fd = open_files_.Of(args.in.fh).fd();
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  const int fd = file->fd();
   if (CallAsCaller(context, 0, [&] {
         return ::fallocate(fd, static_cast<int>(args.in.mode), static_cast<off_t>(args.in.offset),
                            static_cast<off_t>(args.in.length));
@@ -234,8 +284,10 @@ void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate
 // SEEK_DATA and SEEK_HOLE need the backing file's extents; the fd's own offset is never used
 // for I/O (pread/pwrite), so moving it is harmless.
 void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekReply reply) {
-  const off_t offset = ::lseek(open_files_.Of(args.in.fh).fd(), static_cast<off_t>(args.in.offset),
-                               static_cast<int>(args.in.whence));
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
+  const off_t offset =
+      ::lseek(file->fd(), static_cast<off_t>(args.in.offset), static_cast<int>(args.in.whence));
   if (offset < 0) return reply.Error(errno);
   reply.Ok(static_cast<uint64_t>(offset));
 }
@@ -245,8 +297,11 @@ void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyF
   if (options_.read_only) return reply.Error(EROFS);
   loff_t in_offset = static_cast<loff_t>(args.in.off_in);
   loff_t out_offset = static_cast<loff_t>(args.in.off_out);
-  const int in = open_files_.Of(args.in.fh_in).fd();
-  const int out = open_files_.Of(args.in.fh_out).fd();
+  const std::shared_ptr<FileHandle> in_file = open_files_.Find(args.in.fh_in);
+  const std::shared_ptr<FileHandle> out_file = open_files_.Find(args.in.fh_out);
+  if (in_file == nullptr || out_file == nullptr) return reply.Error(EBADF);
+  const int in = in_file->fd();
+  const int out = out_file->fd();
   ssize_t copied = -1;
   if (CallAsCaller(context, 0, [&] {
         copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.in.len,

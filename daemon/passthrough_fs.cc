@@ -182,8 +182,11 @@ int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::S
   }
   if (valid & abi::kFattrSize) {
     const off_t size = static_cast<off_t>(in.size);
-    const int result = valid & abi::kFattrFh ? ::ftruncate(open_files_.Of(in.fh).fd(), size)
-                                             : ::truncate(ProcPath(path_fd).c_str(), size);
+    const std::shared_ptr<FileHandle> file =
+        valid & abi::kFattrFh ? open_files_.Find(in.fh) : nullptr;
+    if (valid & abi::kFattrFh && file == nullptr) return EBADF;
+    const int result = file != nullptr ? ::ftruncate(file->fd(), size)
+                                       : ::truncate(ProcPath(path_fd).c_str(), size);
     if (result != 0) return errno;
   }
   // Times that come with a size are the truncate's own (no system call sets both: the kernel

@@ -132,6 +132,13 @@ class PassthroughFs : public Handler {
   mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
   // The backing open's flags for a client's open flags.
   int BackingFlags(uint32_t flags) const;
+  // Opens the backing file of `path_fd` with `flags` for the caller of `context`, who keeps the
+  // capabilities `keep` (credentials.h) for it: an fd, or -1 with errno.
+  int OpenBackingFile(const RequestContext& context, int path_fd, int flags, uint64_t keep) const;
+  // Creates `name` in `dir_fd` as the caller, or opens it if it is a regular file already and
+  // `flags` do not say O_EXCL: an fd, or -1 with errno.
+  int CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name, int flags,
+                   mode_t mode, uint32_t umask) const;
   // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
   // on; returns 0 or the errno to answer the open with.
   int NewHandle(UniqueFd fd, int flags, abi::OpenOut& out);
@@ -156,7 +163,7 @@ class PassthroughFs : public Handler {
   HandleRegistry<DirHandle> open_dirs_;
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
-  BackingIds backing_ids_;
+  BackingIds backing_ids_{options_.read_only};
 };
 
 }  // namespace ringfuse::daemon

@@ -25,11 +25,13 @@ struct flock FlockOf(const abi::FileLock& lock) {
   return out;
 }
 
-// OFD locks have no owning process: the pid reported is 0, which the kernel passes on as is.
+// The pid is the lock's process in the daemon's pid namespace, which the kernel translates for
+// the caller; 0 where there is none.
 abi::FileLock FileLockOf(const struct flock& lock) {
   abi::FileLock out{};
   out.type = static_cast<uint32_t>(lock.l_type);
   if (lock.l_type == F_UNLCK) return out;
+  out.pid = lock.l_pid > 0 ? static_cast<uint32_t>(lock.l_pid) : 0;
   out.start = static_cast<uint64_t>(lock.l_start);
   out.end = lock.l_len == 0 ? kToEndOfFile : static_cast<uint64_t>(lock.l_start + lock.l_len - 1);
   return out;
@@ -41,8 +43,10 @@ int LockResult(int error) { return error == EACCES || error == EWOULDBLOCK ? EAG
 }  // namespace
 
 void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
   const std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(open_files_.Of(args.in.fh), args.in.owner);
+      owner_locks_.Begin(*file, args.in.fh, args.in.owner);
   if (request == nullptr) return reply.Error(errno);
   struct flock lock = FlockOf(args.in.lk);
   if (const int error = request->Get(lock); error != 0) return reply.Error(error);
@@ -51,25 +55,31 @@ void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockRepl
 
 void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
   if (args.in.lk_flags & abi::kLkFlock) return Flock(context, args, std::move(reply));
-  const FileHandle& handle = open_files_.Of(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
   const struct flock lock = FlockOf(args.in.lk);
-  if (const int error = OwnerLocks::CheckAccess(handle, lock.l_type); error != 0) {
+  if (const int error = OwnerLocks::CheckAccess(*file, lock.l_type); error != 0) {
     return reply.Error(error);
   }
   // The request, held by a waiting attempt, keeps the owner's open past a FLUSH (owner_locks.h).
-  std::shared_ptr<OwnerLocks::Request> request = owner_locks_.Begin(handle, args.in.owner);
+  std::shared_ptr<OwnerLocks::Request> request =
+      owner_locks_.Begin(*file, args.in.fh, args.in.owner);
   if (request == nullptr) return reply.Error(errno);
-  auto attempt = [request = std::move(request), lock] { return LockResult(request->Set(lock)); };
+  auto attempt = [request = std::move(request), lock, pid = args.in.lk.pid] {
+    return LockResult(request->Set(lock, pid));
+  };
   AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
 }
 
 void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
-  const int fd = open_files_.Of(args.in.fh).fd();
+  std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (file == nullptr) return reply.Error(EBADF);
   const int operation = args.in.lk.type == F_RDLCK   ? LOCK_SH
                         : args.in.lk.type == F_WRLCK ? LOCK_EX
                                                      : LOCK_UN;
-  auto attempt = [fd, operation] {
-    return LockResult(::flock(fd, operation | LOCK_NB) == 0 ? 0 : errno);
+  // The attempt holds the handle: a wait may outlast the request's RELEASE.
+  auto attempt = [file = std::move(file), operation] {
+    return LockResult(::flock(file->fd(), operation | LOCK_NB) == 0 ? 0 : errno);
   };
   AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
 }

@@ -44,11 +44,12 @@ class KernelPassthrough : public PassthroughMountTest {
   // Mounts SOURCE with kernel passthrough, or skips with the reason where the kernel refuses it
   // (passthrough is a flag the mount requires, so there the mount itself fails); any other
   // failure fails the test.
-  void MountPassthrough(bool cache) {
+  void MountPassthrough(bool cache, bool read_only = false) {
     DaemonOptions options;
     options.source = source_;
     options.passthrough = true;
     options.cache = cache;
+    options.read_only = read_only;
     fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
                                           options);
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
@@ -125,6 +126,35 @@ TEST_P(KernelPassthrough, AWriterWhileTheSharedBackingIsReadOnlyIsRefused) {
   const int writing = ::open(Mounted("prog").c_str(), O_RDWR);
   EXPECT_GE(writing, 0) << "with the read-only backing gone: " << std::strerror(errno);
   ::close(writing);
+}
+
+// Whether `program` runs to exit 0 natively; else its errno (ETXTBSY while anyone writes it).
+int RunsNatively(const std::string& program) {
+  return RunInChild([&program] {
+    ::execl(program.c_str(), "prog", nullptr);
+    return errno;
+  });
+}
+
+// -o ro: no open writes, so the shared backing file is read-only and SOURCE's program still
+// runs while it is open through the mount.
+TEST_P(KernelPassthrough, ReadOnlyModeSharesAReadOnlyBackingFile) {
+  Unmount();
+  MountPassthrough(/*cache=*/true, /*read_only=*/true);
+  if (IsSkipped() || HasFatalFailure()) return;
+  std::filesystem::copy_file("/bin/true", Source("prog"));
+  const int reading = ::open(Mounted("prog").c_str(), O_RDONLY);
+  ASSERT_GE(reading, 0) << std::strerror(errno);
+  char first = 0;
+  EXPECT_EQ(::read(reading, &first, 1), 1);
+  EXPECT_EQ(fs_->reads_served(), 0u) << "the read went through the backing file";
+  EXPECT_EQ(RunsNatively(Source("prog")), 0);
+  // The control: a writer of SOURCE's file keeps it from running.
+  const int writing = ::open(Source("prog").c_str(), O_RDWR);
+  ASSERT_GE(writing, 0) << std::strerror(errno);
+  EXPECT_EQ(RunsNatively(Source("prog")), ETXTBSY);
+  ::close(writing);
+  ::close(reading);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, KernelPassthrough, ringfuse::testing::kEveryTransport,
