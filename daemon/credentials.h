@@ -66,8 +66,9 @@ bool SetThreadCapabilities(const Capabilities& capabilities);
 // Read once, at the first call.
 bool CanActAsCallers();
 
-// While alive, this thread acts as the request's caller (where CanActAsCallers()). Root callers keep the daemon's
-// capabilities; only their fsgid changes, so that what they create gets their group.
+// While alive, this thread acts as the request's caller (where CanActAsCallers()). Root callers
+// keep the daemon's capabilities; only their fsgid changes, so that what they create gets their
+// group.
 class ActAsCaller {
  public:
   // `umask` applies to what the operation creates; the thread gets its own umask for it.

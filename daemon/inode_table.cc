@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <string>
 
 namespace ringfuse::daemon {
@@ -38,8 +39,6 @@ void InodeTable::ServeAsRoot(UniqueFd root) {
   if (entry.open != nullptr) {
     auto old = by_backing_.find({entry.dev, entry.ino});
     if (old != by_backing_.end() && old->second == kRootNodeId) by_backing_.erase(old);
-  } else {
-    ++pinned_;
   }
   by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
   entry.dev = st.st_dev;
@@ -63,13 +62,26 @@ void InodeTable::AddNode(UniqueFd path, std::string handle, Found& found, Closin
 
 void InodeTable::Install(Entry& entry, std::shared_ptr<const Inode> inode, Closing& closing) {
   entry.open = std::move(inode);
-  if (!entry.reopenable()) {
-    ++pinned_;
-    return;
-  }
-  recent_.push_front(entry.open->nodeid);
-  entry.recent = recent_.begin();
+  std::list<uint64_t>& list = ListOf(entry);
+  list.push_front(entry.open->nodeid);
+  entry.recent = list.begin();
   CloseBeyondLimit(closing);
+}
+
+void InodeTable::Touch(uint64_t nodeid, Entry& entry) {
+  if (nodeid == kRootNodeId || entry.open == nullptr) return;
+  std::list<uint64_t>& list = ListOf(entry);
+  list.splice(list.begin(), list, entry.recent);
+}
+
+std::vector<uint64_t> InodeTable::UnclosableBeyond(size_t keep) {
+  absl::MutexLock lock(&mutex_);
+  std::vector<uint64_t> nodeids;
+  while (pinned_.size() > keep + nodeids.size()) {
+    nodeids.push_back(pinned_.back());
+    pinned_.splice(pinned_.begin(), pinned_, std::prev(pinned_.end()));
+  }
+  return nodeids;
 }
 
 void InodeTable::CloseBeyondLimit(Closing& closing) {
@@ -78,11 +90,7 @@ void InodeTable::CloseBeyondLimit(Closing& closing) {
 
 void InodeTable::Close(Entry& entry, Closing& closing) {
   if (entry.open == nullptr) return;
-  if (entry.reopenable()) {
-    recent_.erase(entry.recent);
-  } else {
-    --pinned_;
-  }
+  ListOf(entry).erase(entry.recent);
   closing.push_back(std::move(entry.open));
   entry.open = nullptr;
 }
@@ -111,8 +119,8 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
                 std::make_shared<Inode>(
                     Inode{known->second, found.attr.st_dev, found.attr.st_ino, std::move(path)}),
                 closing);
-      } else if (entry.reopenable()) {
-        recent_.splice(recent_.begin(), recent_, entry.recent);
+      } else {
+        Touch(known->second, entry);
       }
       found.inode = entry.open;
       return 0;  // the new O_PATH fd closes, unless the node had none open
@@ -198,9 +206,7 @@ std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
       return nullptr;
     }
     if (entry->second.open != nullptr) {
-      if (entry->second.reopenable()) {
-        recent_.splice(recent_.begin(), recent_, entry->second.recent);
-      }
+      Touch(nodeid, entry->second);
       return entry->second.open;
     }
     closed.dev = entry->second.dev;
@@ -237,12 +243,12 @@ size_t InodeTable::size() const {
 
 size_t InodeTable::open_count() const {
   absl::MutexLock lock(&mutex_);
-  return recent_.size() + pinned_;
+  return recent_.size() + pinned_.size() + 1;  // the root besides
 }
 
 size_t InodeTable::pinned_count() const {
   absl::MutexLock lock(&mutex_);
-  return pinned_;
+  return pinned_.size() + 1;  // the root besides
 }
 
 uint64_t InodeTable::LookupCount(uint64_t nodeid) const {

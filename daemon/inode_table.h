@@ -6,7 +6,8 @@
 // a file handle (inode_handle.h) and an O_PATH fd only while it is among the most recently used:
 // at most open_limit() of them, reopened by handle on demand. Where handles cannot be opened
 // (no CAP_DAC_READ_SEARCH, or a filesystem without them) a node keeps its fd until FORGET, as
-// every passthrough daemon does; pinned_count() says how many.
+// every passthrough daemon does; pinned_count() says how many, and UnclosableBeyond names those
+// for the daemon to ask the kernel to forget (NOTIFY_PRUNE).
 //
 // Every access to the backing tree goes through these fds with *at() calls on single names
 // that may not be "", ".", ".." or contain '/', opened with O_NOFOLLOW: no path is ever
@@ -97,9 +98,15 @@ class InodeTable {
   size_t size() const;
   uint64_t LookupCount(uint64_t nodeid) const;
   size_t open_limit() const { return open_limit_; }
+  // Whether nodes must stay open until FORGET, handles being unusable here (no lock taken).
+  bool keeps_nodes_open() const { return !handles_.openable(); }
   // Nodes whose fd is open now, and those among them that cannot be closed until FORGET.
   size_t open_count() const;
   size_t pinned_count() const;
+  // The least recently used of the nodes only FORGET can close, beyond the `keep` used most
+  // recently: for the daemon to ask the kernel to drop them (NOTIFY_PRUNE). Each counts as used
+  // now, so that the next call names others while the kernel's FORGETs are on their way.
+  std::vector<uint64_t> UnclosableBeyond(size_t keep);
 
  private:
   struct Entry {
@@ -107,7 +114,7 @@ class InodeTable {
     ino_t ino = 0;
     std::string handle;                    // "": cannot be reopened, so `open` stays until FORGET
     std::shared_ptr<const Inode> open;     // null while closed
-    std::list<uint64_t>::iterator recent;  // where in recent_, while open and reopenable
+    std::list<uint64_t>::iterator recent;  // where in recent_ or pinned_ while open (not root)
     uint64_t lookups = 0;
     bool reopenable() const { return !handle.empty(); }
   };
@@ -127,6 +134,12 @@ class InodeTable {
   // (closed after the lock is let go).
   void Install(Entry& entry, std::shared_ptr<const Inode> inode, Closing& closing)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The list of open nodes `entry` is on while open: recent_ or pinned_.
+  std::list<uint64_t>& ListOf(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    return entry.reopenable() ? recent_ : pinned_;
+  }
+  // Marks an open node as the most recently used.
+  void Touch(uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Closes the least recently used reopenable nodes beyond open_limit_.
   void CloseBeyondLimit(Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the entry's open fd out of the table (into `closing`).
@@ -140,8 +153,9 @@ class InodeTable {
   absl::flat_hash_map<uint64_t, Entry> by_nodeid_ ABSL_GUARDED_BY(mutex_);
   // The node now serving each backing inode (an older node of a reused inode number may live on).
   std::map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
-  std::list<uint64_t> recent_ ABSL_GUARDED_BY(mutex_);  // open reopenable nodes, newest first
-  size_t pinned_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Open nodes but the root, newest first: those a handle reopens, and those only FORGET closes.
+  std::list<uint64_t> recent_ ABSL_GUARDED_BY(mutex_);
+  std::list<uint64_t> pinned_ ABSL_GUARDED_BY(mutex_);
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
   size_t tracked_entries_limit_ ABSL_GUARDED_BY(mutex_) = 0;  // 0: not tracking
   bool entries_complete_ ABSL_GUARDED_BY(mutex_) = true;

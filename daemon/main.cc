@@ -20,6 +20,7 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/revisions.h"
 #include "daemon/session_options.h"
+#include "protocol/notify.h"
 #include "transport/errno_status.h"
 #include "transport/log.h"
 #include "transport/session.h"
@@ -125,6 +126,11 @@ absl::Status Start(Running& running, const DaemonOptions& options) {
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(session_options, *running.fs);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
+  Notifier* notifier = &running.session->notifier();
+  running.fs->SetPruner([notifier](std::span<const uint64_t> nodeids) {
+    absl::StatusOr<Notification> prune = EncodeNotifyPrune(nodeids);
+    if (prune.ok()) notifier->Queue(*prune);  // a kernel before 7.45 refuses it: nodes stay open
+  });
   if (options.passthrough) {
     running.fs->AttachDevice(running.session->dev_fd());
     if (absl::Status works = running.fs->CheckPassthroughWorks(); !works.ok()) return works;

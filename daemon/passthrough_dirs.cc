@@ -94,6 +94,7 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32
       break;
     }
   }
+  if (look_up) PruneIfTooManyPinned();
   reply.Ok(packer.packed());
 }
 

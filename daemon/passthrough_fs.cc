@@ -90,9 +90,27 @@ abi::EntryOut PassthroughFs::EntryFor(const Found& found) const {
 
 // A name under a directory not everyone may search is not to be cached for other users to walk
 // unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
+void PassthroughFs::SetPruner(Pruner pruner) {
+  pruner_ = std::move(pruner);
+  pruner_set_.store(true, std::memory_order_release);
+}
+
+void PassthroughFs::PruneIfTooManyPinned() {
+  if (!inodes_.keeps_nodes_open() || !pruner_set_.load(std::memory_order_acquire)) return;
+  if (inodes_.pinned_count() <= inodes_.open_limit()) return;
+  const std::vector<uint64_t> nodeids = inodes_.UnclosableBeyond(inodes_.open_limit() / 2);
+  // In notifications of a few hundred ids each: the kernel reads a PRUNE's ids in one go.
+  constexpr size_t kIdsPerNotification = 256;
+  for (size_t first = 0; first < nodeids.size(); first += kIdsPerNotification) {
+    pruner_(
+        std::span(nodeids).subspan(first, std::min(kIdsPerNotification, nodeids.size() - first)));
+  }
+}
+
 int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry) {
   Found found;
   if (const int error = inodes_.Lookup(parent, name, found); error != 0) return error;
+  PruneIfTooManyPinned();
   entry = EntryFor(found);
   if (KernelSharesUncheckedNames(options_)) {
     const std::shared_ptr<const Inode> dir = inodes_.Get(parent);

@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string_view>
 
 #include "absl/functional/function_ref.h"
@@ -40,6 +42,12 @@ class PassthroughFs : public Handler {
   // Session::Start. Regular files opened from then on are handed to the kernel, which reads and
   // writes them without asking the daemon; opens before it are served by the daemon.
   void AttachDevice(int dev_fd);
+  // Asks the kernel to drop unused nodes (NOTIFY_PRUNE; queued, never blocking), for the nodes
+  // the daemon cannot close itself (inode_table.h): past a quarter of the fd limit, the least
+  // recently used are named. Set once, right after Session::Start; without it nodes stay open
+  // until FORGET.
+  using Pruner = std::function<void(std::span<const uint64_t> nodeids)>;
+  void SetPruner(Pruner pruner);
   // Whether kernel passthrough can work on this connection: agreed at INIT, and a backing file
   // can be registered (it needs CAP_SYS_ADMIN in the initial user namespace). Probes once.
   absl::Status CheckPassthroughWorks() const;
@@ -127,6 +135,9 @@ class PassthroughFs : public Handler {
   // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
   int EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry);
   abi::EntryOut EntryFor(const Found& found) const;
+  // After a lookup: when more nodes are pinned open than the table's open limit, names the
+  // least recently used beyond half of it to the pruner.
+  void PruneIfTooManyPinned();
   int ApplySetattr(int path_fd, const struct stat& st, const abi::SetattrIn& in);
   // The umask the backing call applies: the request's when the kernel left it to us.
   mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
@@ -156,6 +167,8 @@ class PassthroughFs : public Handler {
   bool dont_mask_ = false;           // from Init, before any other request
   bool passthrough_agreed_ = false;  // likewise
   std::atomic<int> dev_fd_{-1};      // for kernel passthrough; -1 until AttachDevice
+  Pruner pruner_;                    // set once by SetPruner, then only read
+  std::atomic<bool> pruner_set_{false};
   std::atomic<uint64_t> reads_{0};
   std::atomic<uint64_t> writes_{0};
   // Before the lock machinery, which may still use a handle while it winds down.

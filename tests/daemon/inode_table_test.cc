@@ -77,6 +77,27 @@ TEST_F(InodeTableTest, ForgetErasesOnlyItsOwnNodesBackingInode) {
       << "FORGET of one node dropped another node's backing inode";
 }
 
+// Nodes without a handle stay open: the least recently used beyond those to keep are named for
+// the kernel to drop, each once until every other one has been named.
+TEST_F(InodeTableTest, UnclosableNodesAreNamedLeastRecentlyUsedFirst) {
+  std::vector<uint64_t> adopted;
+  for (int i = 0; i < 10; ++i) {
+    Found found;
+    ASSERT_EQ(table_->Adopt(UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), found), 0);
+    adopted.push_back(found.inode->nodeid);
+  }
+  EXPECT_EQ(table_->pinned_count(), 11u) << "ten adopted nodes and the root";
+  EXPECT_NE(table_->Get(adopted[0]), nullptr);  // now the most recently used
+  const std::vector<uint64_t> first = table_->UnclosableBeyond(4);
+  EXPECT_EQ(first, std::vector<uint64_t>(adopted.begin() + 1, adopted.begin() + 7));
+  const std::vector<uint64_t> second = table_->UnclosableBeyond(4);
+  EXPECT_EQ(second.size(), 6u);
+  EXPECT_EQ(second.front(), adopted[7]) << "names the ones not named yet first";
+  for (uint64_t nodeid : first) table_->Forget(nodeid, 1);
+  EXPECT_EQ(table_->pinned_count(), 5u);
+  EXPECT_TRUE(table_->UnclosableBeyond(4).empty()) << "four are kept";
+}
+
 TEST_F(InodeTableTest, TheRootIsNeverForgotten) {
   table_->Forget(InodeTable::kRootNodeId, 1000);
   EXPECT_NE(table_->Get(InodeTable::kRootNodeId), nullptr);
