@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 
@@ -37,12 +38,32 @@ bool ParseGroups(std::string_view numbers, std::vector<gid_t>& groups) {
   return true;
 }
 
-std::optional<ProcessIds> ReadProcStatus(uint32_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/status");
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path);
   if (!file) return std::nullopt;
   std::ostringstream text;
   text << file.rdbuf();
-  return ParseProcStatus(text.str());
+  return std::move(text).str();
+}
+
+// The request's pid is the caller thread's id in the connection's pid namespace: that of the
+// mount's maker, the daemon (ringfused mounts, or starts fusermount3). /proc names tasks in the
+// namespace it was mounted for; where that is another, its numbers name other tasks. Read once.
+bool ProcNamesRequestPids() {
+  static const bool same = [] {
+    const std::optional<std::string> self = ReadFile("/proc/self/status");
+    return self && CountsInOwnPidNamespace(*self);
+  }();
+  return same;
+}
+
+// /proc/<tid>/status is that very thread's, not its thread group leader's: proc_pid_lookup finds
+// any task by its id, so the credentials shown, groups included, are the thread's own.
+std::optional<ProcessIds> ReadThreadStatus(uint32_t tid) {
+  if (!ProcNamesRequestPids()) return std::nullopt;
+  const std::optional<std::string> status = ReadFile("/proc/" + std::to_string(tid) + "/status");
+  if (!status) return std::nullopt;
+  return ParseProcStatus(*status);
 }
 
 long RawSetgroups(const std::vector<gid_t>& groups) {
@@ -84,10 +105,21 @@ std::optional<ProcessIds> ParseProcStatus(std::string_view status) {
   return ids;
 }
 
+bool CountsInOwnPidNamespace(std::string_view self_status) {
+  for (absl::string_view line : absl::StrSplit(
+           absl::string_view(self_status.data(), self_status.size()), '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "NSpid:")) continue;
+    const std::vector<absl::string_view> pids =
+        absl::StrSplit(line.substr(6), absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    return pids.size() == 1;
+  }
+  return false;
+}
+
 std::vector<gid_t> CallerGroups(const RequestContext& context) {
   std::vector<gid_t> groups;
   if (context.pid() != 0) {
-    std::optional<ProcessIds> ids = ReadProcStatus(context.pid());
+    std::optional<ProcessIds> ids = ReadThreadStatus(context.pid());
     if (ids && ids->fsuid == context.uid() && ids->fsgid == context.gid()) {
       groups = std::move(ids->groups);
     }

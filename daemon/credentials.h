@@ -37,13 +37,41 @@ struct ProcessIds {
 // Parses the Uid:, Gid: and Groups: lines of /proc/<pid>/status.
 std::optional<ProcessIds> ParseProcStatus(std::string_view status);
 
-// The caller's supplementary groups. The kernel sends none with most requests, so they come
-// from /proc/<pid>/status of the calling thread, kept only when that process's fsuid and fsgid
-// are still the request's (a pid reused, or credentials changed since, yield none: fewer
-// rights, never more). The FUSE_EXT_GROUPS extension (CREATE_SUPP_GROUP, sent with creates:
-// the parent directory's group when the caller is in it) is added to them, so a create in a
-// setgid directory is right even where /proc cannot be read (a caller in another pid namespace
-// arrives with pid 0).
+// Whether a /proc/self/status shows that /proc counts pids in the reader's own pid namespace:
+// its NSpid: line, the reader's pid from /proc's namespace down to its own, holds one number.
+// (Where /proc belongs to an unrelated namespace, /proc/self does not even resolve.)
+bool CountsInOwnPidNamespace(std::string_view self_status);
+
+// The caller's supplementary groups, as a union of two sources, each of the calling thread:
+//
+// - The kernel's own, FUSE_EXT_GROUPS: with FUSE_CREATE_SUPP_GROUP it sends one group, with
+//   creates (CREATE, TMPFILE, MKNOD, MKDIR, SYMLINK) only: the parent directory's, where the caller
+//   is in it and it is not the caller's fsgid, checked against the caller's credentials of the
+//   moment. Enough for the parent's mode and a setgid parent, not for a group named in an ACL.
+// - /proc/<pid>/status. The request's pid is the calling thread's id (task_pid, not its thread
+//   group's) in the connection's pid namespace, and /proc/<tid>/status is that thread's own: a
+//   thread that set its groups alone (a raw setgroups) is served with its own, not its leader's.
+//   While the daemon holds a request the caller waits for the answer, and once a request is read
+//   even SIGKILL only waits it out (fs/fuse/dev.c request_wait_answer): the thread can neither
+//   change its credentials nor exit and have its id reused, so the groups read are those it made
+//   the request with. Kept only where the status's fsuid and fsgid are the request's.
+//
+// What remains:
+// - A caller outside the connection's pid namespace arrives with pid 0; a daemon whose /proc
+//   counts pids in another namespace than its own does not read it (CountsInOwnPidNamespace):
+//   the extension's group only (fewer than the caller's).
+// - /proc shows a thread's own (objective) credentials, the request its acting (subjective) ones:
+//   a caller acting with others gets none where their fsuid or fsgid differ from its own, else
+//   its own groups, not those it acts with. So an io_uring personality, overlayfs over the
+//   mount, and io_uring's async workers (iou-wrk threads, whose own credentials are those of
+//   the thread that started them, act with the submitter's at submission).
+// - A background request (asynchronous direct I/O) may outlive its thread; its id reused by a
+//   task of the same fsuid and fsgid before the daemon reads would lend that task's groups. No
+//   kernel fact tells the tasks apart (the header carries no start time); reusing an id takes
+//   the pid space wrapping around while the request is in flight.
+//
+// Nothing is cached: a thread may change its groups between two requests without any sign the
+// daemon could see, and serving a group it dropped would be more rights than it has.
 std::vector<gid_t> CallerGroups(const RequestContext& context);
 
 // CAP_FSETID, for a caller the kernel says has it: a WRITE without FUSE_WRITE_KILL_SUIDGID, a

@@ -3,15 +3,18 @@
 // where a switch did not take.
 #include "daemon/credentials.h"
 
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <future>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "tests/daemon/child_process.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -60,6 +63,64 @@ TEST(Credentials, ParsesProcStatus) {
   EXPECT_EQ(ids->groups, (std::vector<gid_t>{10, 20, 1002}));
   EXPECT_FALSE(ParseProcStatus("Uid:\t1\t2\t3\t4\n").has_value());
   EXPECT_TRUE(ParseProcStatus("Uid:\t0 0 0 0\nGid:\t0 0 0 0\nGroups:\n")->groups.empty());
+}
+
+TEST(Credentials, TellsWhetherProcCountsPidsInTheReadersNamespace) {
+  EXPECT_TRUE(CountsInOwnPidNamespace("Tgid:\t7\nNSpid:\t7\nNSpgid:\t7\n"));
+  EXPECT_FALSE(CountsInOwnPidNamespace("NSpid:\t4711\t7\n")) << "a namespace below /proc's";
+  EXPECT_FALSE(CountsInOwnPidNamespace("Tgid:\t7\n")) << "unknown: assume not";
+}
+
+std::string SelfStatus() {
+  std::ifstream file("/proc/self/status");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return std::move(text).str();
+}
+
+// The kernel's side of it: a process in a pid namespace of its own that still sees the /proc of
+// the one above is told so by that /proc.
+TEST(Credentials, ProcOfTheNamespaceAboveCountsOtherwise) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  EXPECT_TRUE(CountsInOwnPidNamespace(SelfStatus()));
+  const int in_new_namespace = RunInChild([] {
+    if (::unshare(CLONE_NEWPID) != 0) return 200;
+    return RunInChild([] { return CountsInOwnPidNamespace(SelfStatus()) ? 1 : 0; });
+  });
+  EXPECT_EQ(in_new_namespace, 0);
+}
+
+// The request's pid is a thread id; the groups are that thread's own, not its leader's. The
+// second thread takes the request's fsuid and fsgid and a group of its own by raw syscalls (its
+// credentials only); the leader keeps root's.
+TEST(Credentials, TheGroupsAreTheCallingThreadsOwn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  const gid_t thread_group = 4243;
+  std::promise<pid_t> ready;
+  std::promise<void> done;
+  std::thread caller([&] {
+    const bool set = ::syscall(SYS_setgroups, 1, &thread_group) == 0 &&
+                     ::syscall(SYS_setfsgid, 1002) >= 0 && ::syscall(SYS_setfsuid, 1001) >= 0;
+    ready.set_value(set ? static_cast<pid_t>(::syscall(SYS_gettid)) : -1);
+    done.get_future().wait();
+  });
+  const pid_t tid = ready.get_future().get();
+  ASSERT_GT(tid, 0);
+  abi::InHeader header{};
+  header.uid = 1001;
+  header.gid = 1002;
+  header.pid = static_cast<uint32_t>(tid);
+  const Extensions extensions;
+  EXPECT_EQ(CallerGroups(RequestContext{header, extensions}), std::vector<gid_t>{thread_group});
+  header.pid = static_cast<uint32_t>(::getpid());
+  EXPECT_EQ(CallerGroups(RequestContext{header, extensions}), std::vector<gid_t>{})
+      << "the leader's fsuid is not the request's: none of its groups";
+  header.pid = static_cast<uint32_t>(tid);
+  header.uid = 1003;
+  EXPECT_EQ(CallerGroups(RequestContext{header, extensions}), std::vector<gid_t>{})
+      << "a thread whose fsuid is not the request's lends nothing";
+  done.set_value();
+  caller.join();
 }
 
 TEST(Credentials, ANonZeroFsuidDropsExactlyTheFilesystemCapabilities) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -220,6 +221,47 @@ std::vector<std::string> AclScenario(const std::string& base) {
   return out.list();
 }
 
+// One user whose threads hold different supplementary groups: the thread group leader is in
+// one group, a second thread (by a raw setgroups of its own) in another only. Each thread's
+// rights are its own: a directory writable by the second thread's group lets that thread in and
+// not the leader, and the leader's group grants the second thread nothing. The daemon must not
+// take the groups of the process (its leader) for those of the calling thread.
+constexpr gid_t kLeaderOnly = 2201, kThreadOnly = 2202;
+const User kLeader{1101, 1101, {1101, kLeaderOnly}};
+const User kThread{1101, 1101, {1101, kThreadOnly}};
+
+// Root makes directory `path` 0770 with the file `path`/f 0660, both in group `gid` only.
+int RootGroupDirectory(const std::string& path, gid_t gid) {
+  const std::string file = path + "/f";
+  return RootDirectoryWithFile(path, 0770, gid) | ::chown(file.c_str(), 0, gid) |
+         ::chmod(file.c_str(), 0660);
+}
+
+std::vector<std::string> ThreadGroupsScenario(const std::string& base) {
+  Outcomes out;
+  const auto at = [&](const std::string& name) { return base + "/" + name; };
+  const auto in_thread = [](const std::function<int()>& step) {
+    return AsThreadBeside(kLeader, kThread, false, step);
+  };
+  const auto in_leader = [](const std::function<int()>& step) {
+    return AsThreadBeside(kLeader, kThread, true, step);
+  };
+  out.RootStep("root makes tg in the thread's group", RootGroupDirectory(at("tg"), kThreadOnly));
+  out.RootStep("root makes lg in the leader's group", RootGroupDirectory(at("lg"), kLeaderOnly));
+  out.Step("thread writes tg/f", in_thread([&] { return OpenFor(at("tg/f"), O_WRONLY); }));
+  out.Step("thread writes lg/f", in_thread([&] { return OpenFor(at("lg/f"), O_WRONLY); }));
+  out.Step("thread creates tg/t", in_thread([&] { return Create(at("tg/t")); }));
+  out.Step("thread creates lg/t", in_thread([&] { return Create(at("lg/t")); }));
+  out.Step("thread mkdir tg/d", in_thread([&] { return ::mkdir(at("tg/d").c_str(), 0755); }));
+  out.Step("leader writes lg/f", in_leader([&] { return OpenFor(at("lg/f"), O_WRONLY); }));
+  out.Step("leader writes tg/f", in_leader([&] { return OpenFor(at("tg/f"), O_WRONLY); }));
+  out.Step("leader creates tg/u", in_leader([&] { return Create(at("tg/u")); }));
+  out.Step("thread unlinks tg/t", in_thread([&] { return ::unlink(at("tg/t").c_str()); }));
+  out.Step("thread unlinks lg/f", in_thread([&] { return ::unlink(at("lg/f").c_str()); }));
+  out.list().push_back(Owner(base, "tg/d"));
+  return out.list();
+}
+
 using ScenarioFn = std::vector<std::string> (*)(const std::string& base);
 
 class PassthroughMultiUser : public PassthroughMountTest {
@@ -259,6 +301,11 @@ const std::vector<std::string> kSearchRulesAtWork = {
     "bob creates hidden/pub/b: EACCES", "bob lists listable -l: EACCES", "alice reads grp/f: ok",
     "bob reads grp/f: EACCES"};
 
+const std::vector<std::string> kThreadGroupRulesAtWork = {
+    "thread writes tg/f: ok",      "thread writes lg/f: EACCES", "thread creates tg/t: ok",
+    "thread creates lg/t: EACCES", "leader writes lg/f: ok",     "leader writes tg/f: EACCES",
+    "thread unlinks tg/t: ok",     "tg/d: 1101:1101 755"};
+
 TEST_P(PassthroughMultiUser, WithDefaultPermissionsLikeANativeDirectory) {
   EXPECT_THAT(RunBoth(true, Scenario), IsSupersetOf(kRulesAtWork));
 }
@@ -280,6 +327,14 @@ TEST_P(PassthroughMultiUser, WithoutDefaultPermissionsNoOneWalksWhereTheyMayNotS
 TEST_P(PassthroughMultiUser, WithoutDefaultPermissionsAnAclTakesSearchAway) {
   EXPECT_THAT(RunBoth(false, AclScenario),
               IsSupersetOf({"alice reads acl/f: ok", "bob reads acl/f: EACCES"}));
+}
+
+TEST_P(PassthroughMultiUser, WithDefaultPermissionsEachThreadActsWithItsOwnGroups) {
+  EXPECT_THAT(RunBoth(true, ThreadGroupsScenario), IsSupersetOf(kThreadGroupRulesAtWork));
+}
+
+TEST_P(PassthroughMultiUser, WithoutDefaultPermissionsEachThreadActsWithItsOwnGroups) {
+  EXPECT_THAT(RunBoth(false, ThreadGroupsScenario), IsSupersetOf(kThreadGroupRulesAtWork));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, PassthroughMultiUser, ringfuse::testing::kEveryTransport,

@@ -5,10 +5,13 @@
 #include <grp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <functional>
+#include <future>
+#include <thread>
 #include <vector>
 
 #include "daemon/credentials.h"
@@ -42,6 +45,41 @@ inline int As(const User& user, const std::function<int()>& step) {
     }
     ::umask(022);
     return step() == 0 ? 0 : errno;
+  });
+}
+
+// Gives the calling thread, and only it, `user`'s ids and groups: raw syscalls, since glibc's
+// wrappers make every thread of the process follow.
+inline bool SetThreadIds(const User& user) {
+  return ::syscall(SYS_setgroups, user.groups.size(), user.groups.data()) == 0 &&
+         ::syscall(SYS_setresgid, user.gid, user.gid, user.gid) == 0 &&
+         ::syscall(SYS_setresuid, user.uid, user.uid, user.uid) == 0;
+}
+
+// Runs `step` in a second thread of a child whose threads hold different credentials: the
+// thread group leader is `leader`, the second thread `thread`. `step` runs in the second thread
+// (`in_leader` false) or in the leader while the second thread lives on as `thread`. Returns its
+// errno, 0 for success.
+inline int AsThreadBeside(const User& leader, const User& thread, bool in_leader,
+                          const std::function<int()>& step) {
+  return RunInChild([&] {
+    ::umask(022);
+    std::promise<void> leader_set, release;
+    std::promise<int> thread_result;
+    std::thread second([&] {
+      leader_set.get_future().wait();  // the step must run while the two differ
+      const bool set = SetThreadIds(thread);
+      thread_result.set_value(!set ? 200 : in_leader ? 0 : step() == 0 ? 0 : errno);
+      release.get_future().wait();
+    });
+    const bool set = SetThreadIds(leader);
+    leader_set.set_value();
+    int result = thread_result.get_future().get();
+    if (!set) result = 200;
+    if (result == 0 && in_leader) result = step() == 0 ? 0 : errno;
+    release.set_value();
+    second.join();
+    return result;
   });
 }
 
