@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <cerrno>
 #include <cstring>
@@ -23,6 +24,21 @@ struct HandleBuffer {
   struct file_handle header;
   unsigned char bytes[kMaxHandleBytes];
 };
+
+// Filesystems whose handles reach an inode after the kernel evicted it from its cache. Others
+// hand out handles too, but resolve them only while the inode is cached (vfat without nfs=,
+// FUSE filesystems without export support such as sshfs or ntfs-3g): a node closed there could
+// not be reopened, so its fd stays open instead.
+bool HandlesOutliveTheCache(int fd) {
+  constexpr long kExt234 = 0xEF53, kXfs = 0x58465342, kBtrfs = 0x9123683E, kTmpfs = 0x01021994,
+                 kF2fs = 0xF2F52010;
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return false;
+  for (long type : {kExt234, kXfs, kBtrfs, kTmpfs, kF2fs}) {
+    if (static_cast<long>(fs.f_type) == type) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -49,6 +65,7 @@ std::string InodeHandles::HandleOf(int fd) {
 }
 
 bool InodeHandles::KnowMount(int mount_id, int fd) {
+  if (!HandlesOutliveTheCache(fd)) return false;
   // The first inode met on a mount is its top directory, reached by a lookup that crossed the
   // mountpoint: a directory opens without side effects, where a FIFO or device might not.
   struct stat st {};

@@ -2,9 +2,9 @@
 // names the inode itself, not a path, so renames and other names cannot change what it reaches,
 // and unlike an fd it costs the process nothing while it is not in use.
 //
-// Opening a handle (open_by_handle_at) needs CAP_DAC_READ_SEARCH. Without it, handles still tell
-// inodes apart (an inode number reused after a delete comes with another handle), but cannot be
-// opened: the daemon then keeps nodes open instead (inode_table.h).
+// Opening a handle (open_by_handle_at) needs CAP_DAC_READ_SEARCH, and a filesystem whose handles
+// reach inodes it no longer caches (ext4, xfs, btrfs, tmpfs, f2fs). Elsewhere nodes stay open
+// (inode_table.h); an open fd also keeps its inode number from being reused.
 #pragma once
 
 #include <string>
@@ -24,7 +24,7 @@ class InodeHandles {
   // Whether Open can work here (the process has CAP_DAC_READ_SEARCH, the filesystem has handles).
   bool openable() const { return openable_; }
   // The handle of the inode `fd` refers to (any fd, O_PATH included), or "" when its filesystem
-  // gives none. Equal handles name the same inode.
+  // gives none that Open could use later. Equal handles name the same inode.
   std::string HandleOf(int fd);
   // An O_PATH fd to the inode `handle` names, or an invalid fd with errno set (ESTALE once the
   // inode is gone, EMFILE...). Symlinks are opened themselves, not followed.

@@ -54,7 +54,7 @@ void InodeTable::AddNode(UniqueFd path, std::string handle, Found& found, Closin
   Entry& entry = by_nodeid_[nodeid];
   entry.dev = found.attr.st_dev;
   entry.ino = found.attr.st_ino;
-  entry.handle = handles_.openable() ? std::move(handle) : std::string();
+  entry.handle = std::move(handle);
   entry.lookups = 1;
   found.inode = inode;
   Install(entry, std::move(inode), closing);
@@ -65,6 +65,7 @@ void InodeTable::Install(Entry& entry, std::shared_ptr<const Inode> inode, Closi
   std::list<uint64_t>& list = ListOf(entry);
   list.push_front(entry.open->nodeid);
   entry.recent = list.begin();
+  pinned_size_.store(pinned_.size(), std::memory_order_relaxed);
   CloseBeyondLimit(closing);
 }
 
@@ -91,6 +92,7 @@ void InodeTable::CloseBeyondLimit(Closing& closing) {
 void InodeTable::Close(Entry& entry, Closing& closing) {
   if (entry.open == nullptr) return;
   ListOf(entry).erase(entry.recent);
+  pinned_size_.store(pinned_.size(), std::memory_order_relaxed);
   closing.push_back(std::move(entry.open));
   entry.open = nullptr;
 }
@@ -104,7 +106,7 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
   UniqueFd path(
       ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
-  std::string handle = handles_.HandleOf(path.get());
+  std::string handle = handles_.openable() ? handles_.HandleOf(path.get()) : std::string();
 
   Closing closing;  // declared before the lock: fds close after it is let go
   absl::MutexLock lock(&mutex_);
@@ -247,8 +249,7 @@ size_t InodeTable::open_count() const {
 }
 
 size_t InodeTable::pinned_count() const {
-  absl::MutexLock lock(&mutex_);
-  return pinned_.size() + 1;  // the root besides
+  return pinned_size_.load(std::memory_order_relaxed) + 1;  // the root besides
 }
 
 uint64_t InodeTable::LookupCount(uint64_t nodeid) const {

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -98,9 +99,8 @@ class InodeTable {
   size_t size() const;
   uint64_t LookupCount(uint64_t nodeid) const;
   size_t open_limit() const { return open_limit_; }
-  // Whether nodes must stay open until FORGET, handles being unusable here (no lock taken).
-  bool keeps_nodes_open() const { return !handles_.openable(); }
-  // Nodes whose fd is open now, and those among them that cannot be closed until FORGET.
+  // Nodes whose fd is open now, and those among them that cannot be closed until FORGET (this
+  // one without taking the lock: for a check on every lookup).
   size_t open_count() const;
   size_t pinned_count() const;
   // The least recently used of the nodes only FORGET can close, beyond the `keep` used most
@@ -156,6 +156,7 @@ class InodeTable {
   // Open nodes but the root, newest first: those a handle reopens, and those only FORGET closes.
   std::list<uint64_t> recent_ ABSL_GUARDED_BY(mutex_);
   std::list<uint64_t> pinned_ ABSL_GUARDED_BY(mutex_);
+  std::atomic<size_t> pinned_size_{0};  // pinned_.size(), for a look without the lock
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
   size_t tracked_entries_limit_ ABSL_GUARDED_BY(mutex_) = 0;  // 0: not tracking
   bool entries_complete_ ABSL_GUARDED_BY(mutex_) = true;

@@ -126,11 +126,13 @@ absl::Status Start(Running& running, const DaemonOptions& options) {
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(session_options, *running.fs);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
-  Notifier* notifier = &running.session->notifier();
-  running.fs->SetPruner([notifier](std::span<const uint64_t> nodeids) {
-    absl::StatusOr<Notification> prune = EncodeNotifyPrune(nodeids);
-    if (prune.ok()) notifier->Queue(*prune);  // a kernel before 7.45 refuses it: nodes stay open
-  });
+  if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(abi::NotifyCode::kPrune)) {
+    Notifier* notifier = &running.session->notifier();
+    running.fs->SetPruner([notifier](std::span<const uint64_t> nodeids) {
+      absl::StatusOr<Notification> prune = EncodeNotifyPrune(nodeids);
+      if (prune.ok()) notifier->Queue(*prune);
+    });
+  }
   if (options.passthrough) {
     running.fs->AttachDevice(running.session->dev_fd());
     if (absl::Status works = running.fs->CheckPassthroughWorks(); !works.ok()) return works;

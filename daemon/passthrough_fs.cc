@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
@@ -88,16 +89,25 @@ abi::EntryOut PassthroughFs::EntryFor(const Found& found) const {
                    options_.attr_timeout);
 }
 
-// A name under a directory not everyone may search is not to be cached for other users to walk
-// unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
 void PassthroughFs::SetPruner(Pruner pruner) {
   pruner_ = std::move(pruner);
   pruner_set_.store(true, std::memory_order_release);
 }
 
+// Not at every lookup: the kernel's FORGETs take a while to arrive, and naming nodes again before
+// they do would drop hot ones too. At twice the limit, sooner, before the fds run out.
 void PassthroughFs::PruneIfTooManyPinned() {
-  if (!inodes_.keeps_nodes_open() || !pruner_set_.load(std::memory_order_acquire)) return;
-  if (inodes_.pinned_count() <= inodes_.open_limit()) return;
+  const size_t pinned = inodes_.pinned_count();
+  const size_t limit = inodes_.open_limit();
+  if (pinned <= limit || !pruner_set_.load(std::memory_order_acquire)) return;
+  const auto interval =
+      pinned > 2 * limit ? std::chrono::milliseconds(5) : std::chrono::milliseconds(50);
+  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  int64_t last = last_prune_.load(std::memory_order_relaxed);
+  if (now - last < std::chrono::nanoseconds(interval).count() ||
+      !last_prune_.compare_exchange_strong(last, now)) {
+    return;
+  }
   const std::vector<uint64_t> nodeids = inodes_.UnclosableBeyond(inodes_.open_limit() / 2);
   // In notifications of a few hundred ids each: the kernel reads a PRUNE's ids in one go.
   constexpr size_t kIdsPerNotification = 256;
@@ -107,6 +117,8 @@ void PassthroughFs::PruneIfTooManyPinned() {
   }
 }
 
+// A name under a directory not everyone may search is not to be cached for other users to walk
+// unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
 int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry) {
   Found found;
   if (const int error = inodes_.Lookup(parent, name, found); error != 0) return error;

@@ -42,10 +42,10 @@ class PassthroughFs : public Handler {
   // Session::Start. Regular files opened from then on are handed to the kernel, which reads and
   // writes them without asking the daemon; opens before it are served by the daemon.
   void AttachDevice(int dev_fd);
-  // Asks the kernel to drop unused nodes (NOTIFY_PRUNE; queued, never blocking), for the nodes
-  // the daemon cannot close itself (inode_table.h): past a quarter of the fd limit, the least
-  // recently used are named. Set once, right after Session::Start; without it nodes stay open
-  // until FORGET.
+  // Asks the kernel to drop unused nodes (NOTIFY_PRUNE, 7.45; queued, never blocking), for the
+  // nodes the daemon cannot close itself (inode_table.h): past a quarter of the fd limit, the
+  // least recently used are named. Set once, right after Session::Start, where the kernel has
+  // PRUNE; without it nodes stay open until FORGET.
   using Pruner = std::function<void(std::span<const uint64_t> nodeids)>;
   void SetPruner(Pruner pruner);
   // Whether kernel passthrough can work on this connection: agreed at INIT, and a backing file
@@ -169,6 +169,7 @@ class PassthroughFs : public Handler {
   std::atomic<int> dev_fd_{-1};      // for kernel passthrough; -1 until AttachDevice
   Pruner pruner_;                    // set once by SetPruner, then only read
   std::atomic<bool> pruner_set_{false};
+  std::atomic<int64_t> last_prune_{0};  // steady_clock ticks of the last prune asked for
   std::atomic<uint64_t> reads_{0};
   std::atomic<uint64_t> writes_{0};
   // Before the lock machinery, which may still use a handle while it winds down.

@@ -117,9 +117,9 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
   try {
     std::visit(RequestVisitor{*this, context, std::move(token)}, request.args);
   } catch (const std::bad_alloc&) {
-    // The reply, dropped on the way out, has answered EIO: the daemon lives on.
-    diagnostics_.Report(absl::StrFormat("%s (unique %u): out of memory in the handler", info->name,
-                                        request.header.unique));
+    // The reply, dropped on the way out, has answered EIO: the daemon lives on. No formatting
+    // here, which would need memory too.
+    diagnostics_.Report("a handler ran out of memory; its request was answered EIO");
   }
 }
 

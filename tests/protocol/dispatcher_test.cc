@@ -441,7 +441,7 @@ TEST_F(DispatcherTest, AHandlerOutOfMemoryProducesEioAndADiagnosticNotAnEnd) {
   const SentReply reply = OnlyReply();
   EXPECT_EQ(reply.unique, 18u);
   EXPECT_EQ(reply.error, -EIO);
-  EXPECT_THAT(diagnostics_.lines, ElementsAre(HasSubstr("GETATTR (unique 18): out of memory")));
+  EXPECT_THAT(diagnostics_.lines, ElementsAre(HasSubstr("ran out of memory")));
 }
 
 TEST_F(DispatcherTest, AHandlerMayAnswerLaterFromAnotherThread) {
