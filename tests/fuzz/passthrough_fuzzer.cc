@@ -13,10 +13,10 @@
 // takes; every message gets exactly the replies the kernel waits for, counting those a lock
 // wait sends later from the LockWaiter's thread (the filesystem is destroyed at the end of each
 // input, which answers waits still pending EINTR); no request blocks (libFuzzer's -timeout
-// reports one); nothing outside the served directory changes (a canary directory beside it,
-// reached from inside by symlinks, stays exactly as it was: the *at() confinement is the
-// property under test); and the fuzzer's own thread keeps its credentials and umask whatever
-// caller a request names.
+// reports one); a request on an fh never handed out is answered EBADF; nothing outside the served
+// directory changes (a canary directory beside it, reached from inside by symlinks, stays exactly
+// as it was: the *at() confinement is the property under test); and the fuzzer's own thread keeps
+// its credentials and umask whatever caller a request names.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -159,10 +159,15 @@ class CountingChannel : public ReplyChannel {
     CheckReplyShape(error, body);
     absl::MutexLock lock(&mutex_);
     ++replies_[target.unique];
+    errors_[target.unique] = error;
   }
   int RepliesTo(uint64_t unique) {
     absl::MutexLock lock(&mutex_);
     return replies_[unique];
+  }
+  int32_t ErrorOf(uint64_t unique) {
+    absl::MutexLock lock(&mutex_);
+    return errors_[unique];
   }
   size_t UniquesAnswered() {
     absl::MutexLock lock(&mutex_);
@@ -174,7 +179,36 @@ class CountingChannel : public ReplyChannel {
  private:
   absl::Mutex mutex_;
   std::map<uint64_t, int> replies_ ABSL_GUARDED_BY(mutex_);
+  std::map<uint64_t, int32_t> errors_ ABSL_GUARDED_BY(mutex_);
 };
+
+// Whether `message` is a well-formed request whose handler looks its fh (the first field of its
+// arguments) up before anything else, on a running connection; its fh then.
+std::optional<uint64_t> FhLookedUpFirst(const Dispatcher& dispatcher, ConstBytes message) {
+  if (dispatcher.state() != ConnectionState::kRunning || message.size() < 48) return std::nullopt;
+  uint32_t opcode;
+  std::memcpy(&opcode, message.data() + 4, sizeof(opcode));
+  switch (static_cast<Opcode>(opcode)) {
+    case Opcode::kWrite:
+    case Opcode::kRelease:
+    case Opcode::kFsync:
+    case Opcode::kFlush:
+    case Opcode::kReleasedir:
+    case Opcode::kFsyncdir:
+    case Opcode::kGetlk:
+    case Opcode::kSetlk:
+    case Opcode::kSetlkw:
+    case Opcode::kFallocate:
+    case Opcode::kLseek: break;
+    default: return std::nullopt;
+  }
+  if (!std::holds_alternative<Request>(ParseRequest(message, dispatcher.parse_context()))) {
+    return std::nullopt;
+  }
+  uint64_t fh;
+  std::memcpy(&fh, message.data() + sizeof(abi::InHeader), sizeof(fh));
+  return fh;
+}
 
 // The fuzzer's own thread as it started: no request may leave another identity on it.
 struct ThreadIdentity {
@@ -200,9 +234,12 @@ std::map<uint64_t, int> DispatchAll(Dispatcher& dispatcher, CountingChannel& cha
       std::memcpy(copy.data() + 8, &unique, sizeof(unique));
       owed[unique] = RepliesExpected(copy);
     }
+    const std::optional<uint64_t> fh = FhLookedUpFirst(dispatcher, copy);
+    const bool forged = fh && (*fh == 0 || *fh > daemon::last_fh_given.load());
     dispatcher.Dispatch(copy, Delivery{});
     // A wait's reply may come later, never twice.
     if (copy.size() >= 16 && channel.RepliesTo(unique) > owed[unique]) std::abort();
+    if (forged && channel.ErrorOf(unique) != -EBADF) std::abort();
     ++unique;
   });
   return owed;
