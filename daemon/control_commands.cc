@@ -22,15 +22,8 @@ bool IsWord(std::string_view text) {
 
 std::string Error(std::string_view message) { return "error " + std::string(message); }
 
-std::string AnswerPublish(std::string_view revision, std::string_view method_name,
-                          Publisher& publisher) {
-  if (!IsWord(revision)) return Error("revision names must be single words");
-  const std::optional<InvalidationMethod> method = ParseInvalidationMethod(method_name);
-  if (!method) {
-    return Error(absl::StrFormat(
-        "unknown invalidation \"%s\": epoch, entries, entries-batched or none", method_name));
-  }
-  absl::StatusOr<PublishReport> report = publisher.Publish(revision, *method);
+std::string AnswerPublish(const PublishRequest& request, Publisher& publisher) {
+  absl::StatusOr<PublishReport> report = publisher.Publish(request.revision, request.method);
   if (!report.ok()) return Error(std::string(report.status().message()));
   const InvalidationReport& done = report->invalidation;
   return absl::StrFormat(
@@ -41,21 +34,40 @@ std::string AnswerPublish(std::string_view revision, std::string_view method_nam
       done.entries, done.inodes, done.messages, done.not_cached, done.epoch_fallback ? 1 : 0);
 }
 
+absl::StatusOr<ControlRequest> ParsePublish(std::string_view revision,
+                                            std::string_view method_name) {
+  if (!IsWord(revision)) return absl::InvalidArgumentError("revision names must be single words");
+  const std::optional<InvalidationMethod> method = ParseInvalidationMethod(method_name);
+  if (!method) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "unknown invalidation \"%s\": epoch, entries, entries-batched or none",
+        absl::CHexEscape(absl::string_view(method_name.data(), method_name.size()))));
+  }
+  return PublishRequest{std::string(revision), *method};
+}
+
 }  // namespace
 
-std::string AnswerControl(std::string_view request, Publisher& publisher, const InodeTable& table) {
-  const std::vector<std::string> words =
+absl::StatusOr<ControlRequest> ParseControlRequest(std::string_view request) {
+  const std::vector<absl::string_view> words =
       absl::StrSplit(absl::string_view(request.data(), request.size()), ' ', absl::SkipEmpty());
   if (words.size() == 3 && words[0] == "publish") {
-    return AnswerPublish(words[1], words[2], publisher);
+    return ParsePublish({words[1].data(), words[1].size()}, {words[2].data(), words[2].size()});
   }
-  if (words.size() == 1 && words[0] == "status") {
-    return absl::StrFormat("ok revision=%s nodes=%u lookups=%u pid=%d", publisher.current(),
-                           table.size(), table.lookups_served(), ::getpid());
-  }
-  return Error(
+  if (words.size() == 1 && words[0] == "status") return StatusRequest{};
+  return absl::InvalidArgumentError(
       absl::StrFormat("unknown request \"%s\": publish REV METHOD, or status",
                       absl::CHexEscape(absl::string_view(request.data(), request.size()))));
+}
+
+std::string AnswerControl(std::string_view request, Publisher& publisher, const InodeTable& table) {
+  const absl::StatusOr<ControlRequest> parsed = ParseControlRequest(request);
+  if (!parsed.ok()) return Error(std::string(parsed.status().message()));
+  if (const auto* publish = std::get_if<PublishRequest>(&*parsed)) {
+    return AnswerPublish(*publish, publisher);
+  }
+  return absl::StrFormat("ok revision=%s nodes=%u lookups=%u pid=%d", publisher.current(),
+                         table.size(), table.lookups_served(), ::getpid());
 }
 
 absl::StatusOr<ControlFields> ParseControlReply(std::string_view reply) {

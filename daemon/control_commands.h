@@ -10,15 +10,28 @@
 
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "daemon/inode_table.h"
+#include "daemon/invalidation.h"
 #include "daemon/revisions.h"
 
 namespace ringfuse::daemon {
 
 using ControlFields = absl::flat_hash_map<std::string, std::string>;
+
+struct PublishRequest {
+  std::string revision;  // a single word
+  InvalidationMethod method;
+};
+struct StatusRequest {};
+using ControlRequest = std::variant<PublishRequest, StatusRequest>;
+
+// What a request line asks for, or why it is refused (the message of the "error" reply). Pure,
+// so that what a client can send is tested and fuzzed without a daemon behind it.
+absl::StatusOr<ControlRequest> ParseControlRequest(std::string_view request);
 
 std::string AnswerControl(std::string_view request, Publisher& publisher, const InodeTable& table);
 

@@ -42,6 +42,20 @@ bool SetId(int fd) {
   return ::fstat(fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) != 0;
 }
 
+// The kernel opens FIFOs, sockets and device nodes itself (fs/fuse/inode.c gives them the
+// special-file operations: a pipe, or the device's driver) and sends OPEN only for the rest.
+// One of these came from a writer of /dev/fuse that is not the kernel: opened here, a FIFO
+// without a peer would block the worker for good, and a device would be opened by the daemon.
+// Refused as open(2) refuses what has nothing to open behind it (a socket, a device without a
+// driver): ENXIO.
+int SpecialFileError(int path_fd) {
+  struct stat st;
+  if (::fstat(path_fd, &st) != 0) return errno;
+  const bool special =
+      S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
+  return special ? ENXIO : 0;
+}
+
 }  // namespace
 
 void PassthroughFs::AttachDevice(int dev_fd) { dev_fd_.store(dev_fd, std::memory_order_release); }
@@ -107,6 +121,7 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   if (options_.read_only && Writes(args.in.flags)) return reply.Error(EROFS);
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
+  if (const int error = SpecialFileError(inode->path.get()); error != 0) return reply.Error(error);
   const int flags = BackingFlags(args.in.flags);
   UniqueFd fd(OpenBackingFile(
       context, inode->path.get(), flags,

@@ -1,6 +1,10 @@
 // Every operation that takes an fh, called on PassthroughFs with fh values it never gave out or
-// has taken back: each is answered EBADF, and nothing is dereferenced (ASan would say).
+// has taken back: each is answered EBADF, and nothing is dereferenced (ASan would say). And an
+// OPEN the kernel never sends, of a FIFO or a socket, is refused at once rather than blocking.
 #include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -90,6 +95,16 @@ class ForgedHandles : public ::testing::Test {
     const std::vector<std::byte> body = channel_.BodyOf(unique_);
     if (body.size() >= sizeof(entry)) std::memcpy(&entry, body.data(), sizeof(entry));
     return {entry.nodeid, LastFh()};
+  }
+  // Looks `name` up in SOURCE's root through the handler: its node id.
+  uint64_t LookupNode(const std::string& name) {
+    ++unique_;
+    fs_->Lookup(Context(1), op::Lookup{.name = name}, EntryReply(Token()));
+    EXPECT_EQ(Answer(), 0) << name;
+    abi::EntryOut entry{};
+    const std::vector<std::byte> body = channel_.BodyOf(unique_);
+    if (body.size() >= sizeof(entry)) std::memcpy(&entry, body.data(), sizeof(entry));
+    return entry.nodeid;
   }
   uint64_t OpenRootDir() {
     ++unique_;
@@ -236,6 +251,49 @@ TEST_F(ForgedHandles, ReleasedFhValuesAreEbadf) {
   }
   EXPECT_EQ(fs_->open_handles(), 0u) << "RELEASE and RELEASEDIR came last";
   ExpectEveryOperationEbadf(node, file, dir);
+}
+
+// A FIFO opened without a peer blocks in open(2): a handler that did it would never answer.
+// `unblock` opens the peer when the answer is late, so that the test ends either way.
+std::optional<int32_t> AnswerWithin(const std::function<void()>& request,
+                                    const std::function<std::optional<int32_t>()>& answer,
+                                    const std::function<void()>& unblock) {
+  std::thread call(request);
+  for (int tries = 0; tries < 500 && !answer(); ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const std::optional<int32_t> in_time = answer();
+  if (!in_time) unblock();
+  call.join();
+  return in_time;
+}
+
+TEST_F(ForgedHandles, OpenOfAFifoOrASocketIsEnxioAtOnce) {
+  const std::string fifo = source_.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0) << std::strerror(errno);
+  const std::string socket_path = source_.path() + "/socket";
+  const UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  ASSERT_LT(socket_path.size(), sizeof(address.sun_path));
+  std::memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const auto [file_node, file] = CreateFile("file");
+
+  for (const std::string name : {"fifo", "socket", "file"}) {
+    const uint64_t node = name == "file" ? file_node : LookupNode(name);
+    for (const uint32_t flags : {O_RDONLY, O_WRONLY, O_RDWR}) {
+      ++unique_;
+      const RequestContext context = Context(node);
+      op::Open open{};
+      open.in.flags = flags;
+      const std::optional<int32_t> answer = AnswerWithin(
+          [&] { fs_->Open(context, open, OpenReply(Token())); }, [&] { return Answer(); },
+          [&] { UniqueFd peer(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)); });
+      // The negative control: the regular file opens.
+      EXPECT_EQ(answer, name == "file" ? 0 : -ENXIO) << name << " flags " << flags;
+    }
+  }
 }
 
 }  // namespace

@@ -128,6 +128,23 @@ TEST_P(PassthroughOpen, CreateOnANameSourceFilledWithAFifoOrDeviceOpensNothing) 
   EXPECT_EQ(fs_->open_handles(), 0u) << "nothing was opened in SOURCE";
 }
 
+// The kernel opens a FIFO of the mount as a pipe itself, sending no OPEN: the daemon's refusal
+// of OPEN on a FIFO node (ENXIO, for a writer of /dev/fuse that is not the kernel) costs no
+// caller anything.
+TEST_P(PassthroughOpen, AFifoWorksThroughTheMountWithoutTheDaemonOpeningIt) {
+  Mount(DaemonOptions{});
+  ASSERT_EQ(::mkfifo(Source("fifo").c_str(), 0666), 0);
+  const int pipe = ::open(Mounted("fifo").c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(pipe, 0) << std::strerror(errno);
+  char byte = 'x';
+  EXPECT_EQ(::write(pipe, &byte, 1), 1);
+  byte = 0;
+  EXPECT_EQ(::read(pipe, &byte, 1), 1);
+  EXPECT_EQ(byte, 'x');
+  EXPECT_EQ(fs_->open_handles(), 0u) << "nothing was opened in SOURCE";
+  ::close(pipe);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, PassthroughOpen, ringfuse::testing::kEveryTransport,
                          ringfuse::testing::TransportTestName);
 

@@ -17,33 +17,22 @@
 #include "protocol/describe.h"
 #include "protocol/dispatcher.h"
 #include "protocol/request.h"
+#include "tests/fuzz/fuzz_checks.h"
 
 namespace ringfuse {
 namespace {
 
-// Fails loudly (the fuzzer reports it) if a reply breaks the kernel's rules.
+using fuzz::RepliesExpected;
+
 class CheckingChannel : public ReplyChannel {
  public:
   void SendReply(const ReplyTarget& /*target*/, int32_t error,
                  std::span<const ConstBytes> body) override {
-    if (error > 0 || error <= -512) std::abort();
-    size_t size = 0;
-    for (ConstBytes part : body) size += part.size();
-    if (error != 0 && size != 0) std::abort();
+    fuzz::CheckReplyShape(error, body);
     ++replies;
   }
   int replies = 0;
 };
-
-// How many replies the kernel waits for after sending `message` (with its header in `header`):
-// derived from the opcode table alone, not from the parser under test.
-int RepliesExpected(ConstBytes header) {
-  if (header.size() < 16) return 0;  // no unique to answer
-  uint32_t opcode;
-  std::memcpy(&opcode, header.data() + 4, sizeof(opcode));
-  const std::optional<OpcodeInfo> info = LookupOpcode(opcode);
-  return !info || info->replies ? 1 : 0;
-}
 
 // Dispatches through `send` and checks that it produced exactly the replies expected.
 template <typename Send>
@@ -52,11 +41,6 @@ void DispatchChecked(CheckingChannel& channel, int expected, Send send) {
   send();
   if (channel.replies - before != expected) std::abort();
 }
-
-class NullDiagnostics : public Diagnostics {
- public:
-  void Report(std::string_view /*line*/) override {}
-};
 
 // Answers every operation that takes data with something of the right shape.
 class AnsweringHandler : public Handler {
@@ -81,15 +65,7 @@ class AnsweringHandler : public Handler {
   }
 };
 
-abi::InitIn KernelOffer() {
-  abi::InitIn offer{};
-  offer.major = 7;
-  offer.minor = 45;
-  offer.max_readahead = 1 << 17;
-  offer.flags = 0x73fffffb;
-  offer.flags2 = 0x7fd;
-  return offer;
-}
+using fuzz::KernelOffer;
 
 void FuzzParse(ConstBytes message) {
   for (uint32_t minor : {31u, 37u, 38u, 45u}) {
@@ -115,20 +91,13 @@ void FuzzRingSplit(ConstBytes message) {
 // A dispatcher with a handler that answers, and the channel its replies go to.
 struct Connection {
   CheckingChannel channel;
-  NullDiagnostics diagnostics;
+  fuzz::NullDiagnostics diagnostics;
   AnsweringHandler handler;
   Dispatcher dispatcher{handler, channel, diagnostics, InitWishes{}};
 
   // Sends INIT with `offer`; returns whether the connection runs.
   bool Init(const abi::InitIn& offer) {
-    abi::InHeader init_header{};
-    init_header.len = sizeof(abi::InHeader) + sizeof(abi::InitIn);
-    init_header.opcode = static_cast<uint32_t>(Opcode::kInit);
-    init_header.unique = 2;
-    std::byte init[sizeof(abi::InHeader) + sizeof(abi::InitIn)];
-    std::memcpy(init, &init_header, sizeof(init_header));
-    std::memcpy(init + sizeof(init_header), &offer, sizeof(offer));
-    DispatchChecked(channel, 1, [&] { dispatcher.Dispatch(init, Delivery{}); });
+    DispatchChecked(channel, 1, [&] { fuzz::SendInit(dispatcher, offer); });
     return dispatcher.state() == ConnectionState::kRunning;
   }
   void Dispatch(ConstBytes message) {
@@ -169,12 +138,7 @@ void FuzzConversation(ConstBytes input) {
   ConstBytes rest = input.subspan(std::min(input.size(), sizeof(offer)));
   Connection connection;
   connection.Init(offer);
-  while (rest.size() >= 2) {
-    const size_t length = std::min<size_t>(
-        std::to_integer<size_t>(rest[0]) | std::to_integer<size_t>(rest[1]) << 8, rest.size() - 2);
-    connection.Dispatch(rest.subspan(2, length));
-    rest = rest.subspan(2 + length);
-  }
+  fuzz::ForEachMessage(rest, [&](ConstBytes message) { connection.Dispatch(message); });
 }
 
 }  // namespace

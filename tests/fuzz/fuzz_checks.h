@@ -1,0 +1,75 @@
+// What the fuzz targets that dispatch check on every reply and every message, shared by them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "protocol/dispatcher.h"
+#include "protocol/request.h"
+
+namespace ringfuse::fuzz {
+
+// Aborts (the fuzzer reports it) if a reply breaks the kernel's rules: an error in (-512, 0],
+// and no body with an error.
+inline void CheckReplyShape(int32_t error, std::span<const ConstBytes> body) {
+  if (error > 0 || error <= -512) std::abort();
+  size_t size = 0;
+  for (ConstBytes part : body) size += part.size();
+  if (error != 0 && size != 0) std::abort();
+}
+
+// How many replies the kernel waits for after sending `message` (with its header in `header`):
+// derived from the opcode table alone, not from the parser under test.
+inline int RepliesExpected(ConstBytes header) {
+  if (header.size() < 16) return 0;  // no unique to answer
+  uint32_t opcode;
+  std::memcpy(&opcode, header.data() + 4, sizeof(opcode));
+  const std::optional<OpcodeInfo> info = LookupOpcode(opcode);
+  return !info || info->replies ? 1 : 0;
+}
+
+class NullDiagnostics : public Diagnostics {
+ public:
+  void Report(std::string_view /*line*/) override {}
+};
+
+// What Linux 6.18 offers at INIT.
+inline abi::InitIn KernelOffer() {
+  abi::InitIn offer{};
+  offer.major = 7;
+  offer.minor = 45;
+  offer.max_readahead = 1 << 17;
+  offer.flags = 0x73fffffb;
+  offer.flags2 = 0x7fd;
+  return offer;
+}
+
+// INIT with `offer`, as the kernel sends it first.
+inline void SendInit(Dispatcher& dispatcher, const abi::InitIn& offer) {
+  abi::InHeader init_header{};
+  init_header.len = sizeof(abi::InHeader) + sizeof(abi::InitIn);
+  init_header.opcode = static_cast<uint32_t>(Opcode::kInit);
+  init_header.unique = 2;
+  std::byte init[sizeof(abi::InHeader) + sizeof(abi::InitIn)];
+  std::memcpy(init, &init_header, sizeof(init_header));
+  std::memcpy(init + sizeof(init_header), &offer, sizeof(offer));
+  dispatcher.Dispatch(init, Delivery{});
+}
+
+// Calls `each` with every message of `input`, each after a 16-bit little-endian length (the
+// last one cut short where the input ends).
+template <typename Each>
+void ForEachMessage(ConstBytes input, Each each) {
+  while (input.size() >= 2) {
+    const size_t length =
+        std::min<size_t>(std::to_integer<size_t>(input[0]) | std::to_integer<size_t>(input[1]) << 8,
+                         input.size() - 2);
+    each(input.subspan(2, length));
+    input = input.subspan(2 + length);
+  }
+}
+
+}  // namespace ringfuse::fuzz
