@@ -36,10 +36,10 @@ void LockWaiter::Wait(const RequestContext& context, Attempt attempt, EmptyReply
   {
     absl::MutexLock lock(&mutex_);
     if (pending_.size() < kMaxWaits && waits_by_user_[uid] < kMaxWaitsPerUser) {
-      ++waits_by_user_[uid];
       pending_.push_back(std::make_shared<Pending>(
           Pending{context.header.unique, uid, std::move(attempt), std::move(reply),
                   context.Interrupted(), kFirstRetry, absl::Now() + kFirstRetry}));
+      ++waits_by_user_[uid];  // counted once it is pending: a failed allocation leaves no count
       woken_ = true;
       return;
     }
