@@ -78,6 +78,16 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
   std::unique_ptr<ringfuse::testing::ServedMount> mount_;
 };
 
+// SOURCE served with the default options, mounted before each test.
+class MountedPassthroughTest : public PassthroughMountTest {
+ protected:
+  void SetUp() override {
+    PassthroughMountTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    Mount();
+  }
+};
+
 // errno of a call returning -1, or 0 when it succeeded.
 inline int ErrnoOf(long result) { return result < 0 ? errno : 0; }
 

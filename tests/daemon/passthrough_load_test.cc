@@ -25,14 +25,7 @@ using Clock = std::chrono::steady_clock;
 using ringfuse::testing::ReadFile;
 using ringfuse::testing::WriteFile;
 
-class PassthroughLoad : public PassthroughMountTest {
- protected:
-  void SetUp() override {
-    PassthroughMountTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    Mount();
-  }
-};
+using PassthroughLoad = MountedPassthroughTest;
 
 // What one client did: the files it left and their contents, and every call that failed.
 struct ClientRecord {

@@ -26,14 +26,7 @@ namespace {
 using ringfuse::testing::ReadFile;
 using ringfuse::testing::WriteFile;
 
-class PassthroughWrite : public PassthroughMountTest {
- protected:
-  void SetUp() override {
-    PassthroughMountTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    Mount();
-  }
-};
+using PassthroughWrite = MountedPassthroughTest;
 
 // F_SETLK or F_SETLKW (`command`) of `type` on [start, start + length) through a new open of
 // `path`: 0 or the errno.
