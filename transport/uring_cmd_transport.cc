@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 
 #include "absl/strings/str_format.h"
 #include "protocol/abi.h"
@@ -106,10 +107,12 @@ class UringQueue : public ReplyChannel {
   };
 
   absl::Status AddEntries(size_t count);
+  absl::Status MakeEntries(size_t count);
   absl::Status SubmitRegistration();
   int Submit(unsigned wait);
   void KeepReserve();
   io_uring_sqe* CommandSqe(uint32_t entry, abi::UringCmd command);
+  void GiveUp(uint32_t entry, abi::UringCmd command);
   void Register(uint32_t entry);
   void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
   void OnCompletion(const io_uring_cqe& cqe);
@@ -171,22 +174,43 @@ absl::Status UringQueue::Setup() {
 // New entries and their REGISTER, submitted with the ring's next io_uring_enter. Their buffers
 // are reserved, not touched: an entry costs resident memory only for what requests write there.
 absl::Status UringQueue::AddEntries(size_t count) {
-  const size_t payload = transport_.payload_size_;
-  Buffers& buffers = buffers_.emplace_back();
-  if (absl::Status mapped = buffers.payloads.Map(count * payload); !mapped.ok()) {
-    buffers_.pop_back();
-    return mapped;
-  }
-  buffers.headers.reset(new abi::UringReqHeader[count]);
-  for (size_t i = 0; i < count; ++i) {
-    Entry& entry = entries_.emplace_back();
-    entry.header = &buffers.headers[i];
-    entry.payload = buffers.payloads.data() + i * payload;
-    entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
-    entry.iov[1] = {entry.payload, payload};
-    Register(static_cast<uint32_t>(entries_.size() - 1));
+  const size_t first = entries_.size();
+  if (absl::Status made = MakeEntries(count); !made.ok()) return made;
+  for (size_t entry = first; entry < entries_.size(); ++entry) {
+    Register(static_cast<uint32_t>(entry));
   }
   return absl::OkStatus();
+}
+
+// All or nothing, and nothing registered yet: out of memory here is the queue's limit for now
+// (said once by KeepReserve), not the end of the daemon.
+absl::Status UringQueue::MakeEntries(size_t count) {
+  const size_t payload = transport_.payload_size_;
+  const size_t first_entry = entries_.size();
+  const size_t first_buffers = buffers_.size();
+  absl::Status status;
+  try {
+    Buffers& buffers = buffers_.emplace_back();
+    status = buffers.payloads.Map(count * payload);
+    buffers.headers.reset(new (std::nothrow) abi::UringReqHeader[count]);
+    if (status.ok() && buffers.headers == nullptr) {
+      status = absl::ResourceExhaustedError("out of memory for ring entry headers");
+    }
+    for (size_t i = 0; status.ok() && i < count; ++i) {
+      Entry& entry = entries_.emplace_back();
+      entry.header = &buffers.headers[i];
+      entry.payload = buffers.payloads.data() + i * payload;
+      entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
+      entry.iov[1] = {entry.payload, payload};
+    }
+  } catch (const std::bad_alloc&) {
+    status = absl::ResourceExhaustedError("out of memory for ring entries");
+  }
+  if (!status.ok()) {
+    entries_.erase(entries_.begin() + static_cast<ptrdiff_t>(first_entry), entries_.end());
+    if (buffers_.size() > first_buffers) buffers_.pop_back();
+  }
+  return status;
 }
 
 absl::Status UringQueue::SubmitRegistration() {
@@ -251,6 +275,10 @@ void UringQueue::KeepReserve() {
 
 io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
   io_uring_sqe* sqe = ring_.NextSqe();
+  if (sqe == nullptr) {
+    GiveUp(entry, command);
+    return nullptr;
+  }
   sqe->opcode = IORING_OP_URING_CMD;
   sqe->fd = kRingFileIndex;  // the /dev/fuse fd, registered with the ring
   sqe->flags |= IOSQE_FIXED_FILE;
@@ -263,12 +291,21 @@ io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
   return sqe;
 }
 
+// The SQ was full and submitting it failed: the command cannot be sent, so its entry ends here.
+// A request whose commit is lost stays unanswered until the connection ends.
+void UringQueue::GiveUp(uint32_t entry, abi::UringCmd command) {
+  Log(LogLevel::kError, "queue %u entry %u: no room in the ring for its %s, entry given up", index_,
+      entry, command == abi::UringCmd::kRegister ? "REGISTER" : "COMMIT_AND_FETCH");
+  Finish(entry);
+}
+
 void UringQueue::Register(uint32_t entry) {
-  io_uring_sqe* sqe = CommandSqe(entry, abi::UringCmd::kRegister);
-  sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
-  sqe->len = 2;
   entries_[entry].state = EntryState::kAwaitingRequest;
   ++free_;
+  io_uring_sqe* sqe = CommandSqe(entry, abi::UringCmd::kRegister);
+  if (sqe == nullptr) return;
+  sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
+  sqe->len = 2;
 }
 
 void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
@@ -294,7 +331,7 @@ void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
   const abi::OutHeader out{static_cast<uint32_t>(sizeof(abi::OutHeader) + size), error, unique};
   std::memcpy(e.header->in_out, &out, sizeof(out));
   e.header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(size);
-  CommandSqe(entry, abi::UringCmd::kCommitAndFetch);
+  if (CommandSqe(entry, abi::UringCmd::kCommitAndFetch) == nullptr) return;
   e.state = EntryState::kAwaitingRequest;
   ++free_;
 }
