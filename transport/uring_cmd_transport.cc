@@ -62,6 +62,10 @@ class UringQueue : public ReplyChannel {
         reserve_(transport.depth_),
         limit_(std::max(transport.depth_, UringCmdTransport::kMaxEntriesPerQueue)) {}
 
+  // The ring goes first: its commands still point at the entries' buffers, which are members
+  // declared after it and so destroyed before it.
+  ~UringQueue() override { ring_.Exit(); }
+
   absl::Status OpenWaker() { return waker_.Open(); }
   absl::Status Setup();
   void Run();
