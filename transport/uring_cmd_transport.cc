@@ -135,12 +135,13 @@ class UringQueue : public ReplyChannel {
   Ring ring_;
   RingWaker waker_;
   std::deque<Buffers> buffers_;
-  std::deque<Entry> entries_;  // a deque: the kernel reads an entry's iov when it registers it
-  size_t free_ = 0;            // entries given to the kernel to put a request in
-  size_t kernel_free_ = 0;     // of those, the ones submitted and not yet seen taken
-  size_t reserve_;             // how many free entries the queue keeps while it may grow
-  size_t limit_;               // how many entries it may have
-  bool at_limit_ = false;      // could not grow, and said so in the log
+  std::deque<Entry> entries_;     // a deque: the kernel reads an entry's iov when it registers it
+  size_t free_ = 0;               // entries given to the kernel to put a request in
+  size_t kernel_free_ = 0;        // of those, the ones submitted and not yet seen taken
+  size_t reserve_;                // how many free entries the queue keeps while it may grow
+  size_t limit_;                  // how many entries it may have
+  bool at_limit_ = false;         // could not grow, and said so in the log
+  bool connection_over_ = false;  // the kernel ended the queue's commands: never grow again
   size_t finished_ = 0;
   bool done_ = false;
   StagedReply staged_;
@@ -264,7 +265,10 @@ void UringQueue::KeepReserve() {
     at_limit_ = false;
     return;
   }
-  if (at_limit_ || done_ || transport_.stopping_.load(std::memory_order_relaxed)) return;
+  if (at_limit_ || done_ || connection_over_ ||
+      transport_.stopping_.load(std::memory_order_relaxed)) {
+    return;
+  }
   const size_t count = std::min(reserve_ - free_, limit_ - entries_.size());
   absl::Status added =
       count == 0 ? absl::ResourceExhaustedError("the queue may have no more") : AddEntries(count);
@@ -363,10 +367,13 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
     OnRequest(entry);
     return;
   }
+  // At unmount or abort every free entry completes so, each lowering free_: entries added then to
+  // restore the reserve would only fail at once, round after round up to the queue's limit.
   switch (-result) {
     case ENOTCONN:      // unmounted
     case ECONNABORTED:  // aborted
     case ECANCELED:     // the ring is going away
+      connection_over_ = true;
       Finish(entry);
       return;
     default: break;
