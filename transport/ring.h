@@ -18,8 +18,13 @@ class Ring {
   Ring() = default;
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
-  ~Ring() {
+  ~Ring() { Exit(); }
+
+  // Ends the ring now: the kernel cancels the operations still in flight. For owners whose
+  // buffers those operations point at, before the buffers go.
+  void Exit() {
     if (initialized_) io_uring_queue_exit(&ring_);
+    initialized_ = false;
   }
 
   // `flags` are IORING_SETUP_*. Call from the thread that will submit when using

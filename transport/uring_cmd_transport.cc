@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 
 #include "absl/strings/str_format.h"
 #include "protocol/abi.h"
@@ -61,6 +62,10 @@ class UringQueue : public ReplyChannel {
         reserve_(transport.depth_),
         limit_(std::max(transport.depth_, UringCmdTransport::kMaxEntriesPerQueue)) {}
 
+  // The ring goes first: its commands still point at the entries' buffers, which are members
+  // declared after it and so destroyed before it.
+  ~UringQueue() override { ring_.Exit(); }
+
   absl::Status OpenWaker() { return waker_.Open(); }
   absl::Status Setup();
   void Run();
@@ -106,10 +111,12 @@ class UringQueue : public ReplyChannel {
   };
 
   absl::Status AddEntries(size_t count);
+  absl::Status MakeEntries(size_t count);
   absl::Status SubmitRegistration();
   int Submit(unsigned wait);
   void KeepReserve();
   io_uring_sqe* CommandSqe(uint32_t entry, abi::UringCmd command);
+  void GiveUp(uint32_t entry, abi::UringCmd command);
   void Register(uint32_t entry);
   void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
   void OnCompletion(const io_uring_cqe& cqe);
@@ -128,12 +135,13 @@ class UringQueue : public ReplyChannel {
   Ring ring_;
   RingWaker waker_;
   std::deque<Buffers> buffers_;
-  std::deque<Entry> entries_;  // a deque: the kernel reads an entry's iov when it registers it
-  size_t free_ = 0;            // entries given to the kernel to put a request in
-  size_t kernel_free_ = 0;     // of those, the ones submitted and not yet seen taken
-  size_t reserve_;             // how many free entries the queue keeps while it may grow
-  size_t limit_;               // how many entries it may have
-  bool at_limit_ = false;      // could not grow, and said so in the log
+  std::deque<Entry> entries_;     // a deque: the kernel reads an entry's iov when it registers it
+  size_t free_ = 0;               // entries given to the kernel to put a request in
+  size_t kernel_free_ = 0;        // of those, the ones submitted and not yet seen taken
+  size_t reserve_;                // how many free entries the queue keeps while it may grow
+  size_t limit_;                  // how many entries it may have
+  bool at_limit_ = false;         // could not grow, and said so in the log
+  bool connection_over_ = false;  // the kernel ended the queue's commands: never grow again
   size_t finished_ = 0;
   bool done_ = false;
   StagedReply staged_;
@@ -171,22 +179,43 @@ absl::Status UringQueue::Setup() {
 // New entries and their REGISTER, submitted with the ring's next io_uring_enter. Their buffers
 // are reserved, not touched: an entry costs resident memory only for what requests write there.
 absl::Status UringQueue::AddEntries(size_t count) {
-  const size_t payload = transport_.payload_size_;
-  Buffers& buffers = buffers_.emplace_back();
-  if (absl::Status mapped = buffers.payloads.Map(count * payload); !mapped.ok()) {
-    buffers_.pop_back();
-    return mapped;
-  }
-  buffers.headers.reset(new abi::UringReqHeader[count]);
-  for (size_t i = 0; i < count; ++i) {
-    Entry& entry = entries_.emplace_back();
-    entry.header = &buffers.headers[i];
-    entry.payload = buffers.payloads.data() + i * payload;
-    entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
-    entry.iov[1] = {entry.payload, payload};
-    Register(static_cast<uint32_t>(entries_.size() - 1));
+  const size_t first = entries_.size();
+  if (absl::Status made = MakeEntries(count); !made.ok()) return made;
+  for (size_t entry = first; entry < entries_.size(); ++entry) {
+    Register(static_cast<uint32_t>(entry));
   }
   return absl::OkStatus();
+}
+
+// All or nothing, and nothing registered yet: out of memory here is the queue's limit for now
+// (said once by KeepReserve), not the end of the daemon.
+absl::Status UringQueue::MakeEntries(size_t count) {
+  const size_t payload = transport_.payload_size_;
+  const size_t first_entry = entries_.size();
+  const size_t first_buffers = buffers_.size();
+  absl::Status status;
+  try {
+    Buffers& buffers = buffers_.emplace_back();
+    status = buffers.payloads.Map(count * payload);
+    buffers.headers.reset(new (std::nothrow) abi::UringReqHeader[count]);
+    if (status.ok() && buffers.headers == nullptr) {
+      status = absl::ResourceExhaustedError("out of memory for ring entry headers");
+    }
+    for (size_t i = 0; status.ok() && i < count; ++i) {
+      Entry& entry = entries_.emplace_back();
+      entry.header = &buffers.headers[i];
+      entry.payload = buffers.payloads.data() + i * payload;
+      entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
+      entry.iov[1] = {entry.payload, payload};
+    }
+  } catch (const std::bad_alloc&) {
+    status = absl::ResourceExhaustedError("out of memory for ring entries");
+  }
+  if (!status.ok()) {
+    entries_.erase(entries_.begin() + static_cast<ptrdiff_t>(first_entry), entries_.end());
+    if (buffers_.size() > first_buffers) buffers_.pop_back();
+  }
+  return status;
 }
 
 absl::Status UringQueue::SubmitRegistration() {
@@ -236,7 +265,10 @@ void UringQueue::KeepReserve() {
     at_limit_ = false;
     return;
   }
-  if (at_limit_ || done_ || transport_.stopping_.load(std::memory_order_relaxed)) return;
+  if (at_limit_ || done_ || connection_over_ ||
+      transport_.stopping_.load(std::memory_order_relaxed)) {
+    return;
+  }
   const size_t count = std::min(reserve_ - free_, limit_ - entries_.size());
   absl::Status added =
       count == 0 ? absl::ResourceExhaustedError("the queue may have no more") : AddEntries(count);
@@ -251,6 +283,10 @@ void UringQueue::KeepReserve() {
 
 io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
   io_uring_sqe* sqe = ring_.NextSqe();
+  if (sqe == nullptr) {
+    GiveUp(entry, command);
+    return nullptr;
+  }
   sqe->opcode = IORING_OP_URING_CMD;
   sqe->fd = kRingFileIndex;  // the /dev/fuse fd, registered with the ring
   sqe->flags |= IOSQE_FIXED_FILE;
@@ -263,12 +299,21 @@ io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
   return sqe;
 }
 
+// The SQ was full and submitting it failed: the command cannot be sent, so its entry ends here.
+// A request whose commit is lost stays unanswered until the connection ends.
+void UringQueue::GiveUp(uint32_t entry, abi::UringCmd command) {
+  Log(LogLevel::kError, "queue %u entry %u: no room in the ring for its %s, entry given up", index_,
+      entry, command == abi::UringCmd::kRegister ? "REGISTER" : "COMMIT_AND_FETCH");
+  Finish(entry);
+}
+
 void UringQueue::Register(uint32_t entry) {
-  io_uring_sqe* sqe = CommandSqe(entry, abi::UringCmd::kRegister);
-  sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
-  sqe->len = 2;
   entries_[entry].state = EntryState::kAwaitingRequest;
   ++free_;
+  io_uring_sqe* sqe = CommandSqe(entry, abi::UringCmd::kRegister);
+  if (sqe == nullptr) return;
+  sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
+  sqe->len = 2;
 }
 
 void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
@@ -294,7 +339,7 @@ void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
   const abi::OutHeader out{static_cast<uint32_t>(sizeof(abi::OutHeader) + size), error, unique};
   std::memcpy(e.header->in_out, &out, sizeof(out));
   e.header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(size);
-  CommandSqe(entry, abi::UringCmd::kCommitAndFetch);
+  if (CommandSqe(entry, abi::UringCmd::kCommitAndFetch) == nullptr) return;
   e.state = EntryState::kAwaitingRequest;
   ++free_;
 }
@@ -322,10 +367,13 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
     OnRequest(entry);
     return;
   }
+  // At unmount or abort every free entry completes so, each lowering free_: entries added then to
+  // restore the reserve would only fail at once, round after round up to the queue's limit.
   switch (-result) {
     case ENOTCONN:      // unmounted
     case ECONNABORTED:  // aborted
     case ECANCELED:     // the ring is going away
+      connection_over_ = true;
       Finish(entry);
       return;
     default: break;
