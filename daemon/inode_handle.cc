@@ -54,18 +54,29 @@ std::string InodeHandles::HandleOf(int fd) {
   buffer.header.handle_bytes = kMaxHandleBytes;
   int mount_id = 0;
   if (::name_to_handle_at(fd, "", &buffer.header, &mount_id, AT_EMPTY_PATH) != 0) return {};
-  {
-    absl::MutexLock lock(&mutex_);
-    if (!mounts_.contains(mount_id) && !KnowMount(mount_id, fd)) return {};
-  }
+  if (!MountServes(mount_id, fd)) return {};
   const StoredHeader header{mount_id, buffer.header.handle_type};
   std::string handle(reinterpret_cast<const char*>(&header), sizeof(header));
   handle.append(reinterpret_cast<const char*>(buffer.header.f_handle), buffer.header.handle_bytes);
   return handle;
 }
 
+// Every lookup asks, so the answer for a known mount is read under the shared lock alone.
+bool InodeHandles::MountServes(int mount_id, int fd) {
+  {
+    absl::ReaderMutexLock lock(&mutex_);
+    if (auto mount = mounts_.find(mount_id); mount != mounts_.end()) return mount->second.valid();
+  }
+  absl::MutexLock lock(&mutex_);
+  if (auto mount = mounts_.find(mount_id); mount != mounts_.end()) return mount->second.valid();
+  return KnowMount(mount_id, fd);
+}
+
 bool InodeHandles::KnowMount(int mount_id, int fd) {
-  if (!HandlesOutliveTheCache(fd)) return false;
+  if (!HandlesOutliveTheCache(fd)) {
+    mounts_.emplace(mount_id, UniqueFd());  // for good: no node of this mount is reopenable
+    return false;
+  }
   // The first inode met on a mount is its top directory, reached by a lookup that crossed the
   // mountpoint: a directory opens without side effects, where a FIFO or device might not.
   struct stat st {};
@@ -89,7 +100,7 @@ UniqueFd InodeHandles::Open(std::string_view handle) const {
   std::memcpy(buffer.header.f_handle, handle.data() + sizeof(header), buffer.header.handle_bytes);
   int mount_fd = -1;
   {
-    absl::MutexLock lock(&mutex_);
+    absl::ReaderMutexLock lock(&mutex_);
     auto mount = mounts_.find(header.mount_id);
     if (mount != mounts_.end()) mount_fd = mount->second.get();
   }

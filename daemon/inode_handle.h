@@ -31,12 +31,17 @@ class InodeHandles {
   UniqueFd Open(std::string_view handle) const;
 
  private:
-  // Remembers an fd on the mount `mount_id`, which open_by_handle_at needs; false if `fd` (on
-  // that mount) cannot serve, because it is not a directory.
+  // Whether handles of the mount `mount_id` (where `fd` is) can be opened, learning it the first
+  // time.
+  bool MountServes(int mount_id, int fd);
+  // Remembers an fd on the mount `mount_id`, which open_by_handle_at needs, or that the mount's
+  // filesystem cannot reopen what it evicted; false if `fd` cannot serve for either reason, or
+  // (for now: a later lookup may meet the mount's top directory) because it is not a directory.
   bool KnowMount(int mount_id, int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   mutable absl::Mutex mutex_;
-  // An fd for each mount met under SOURCE (a few): open_by_handle_at refuses O_PATH ones.
+  // An fd for each mount met under SOURCE (a few): open_by_handle_at refuses O_PATH ones. An
+  // invalid fd: a mount whose handles do not outlive its inode cache.
   absl::flat_hash_map<int, UniqueFd> mounts_ ABSL_GUARDED_BY(mutex_);
   bool openable_ = false;
 };
