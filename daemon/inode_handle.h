@@ -3,8 +3,8 @@
 // and unlike an fd it costs the process nothing while it is not in use.
 //
 // Opening a handle (open_by_handle_at) needs CAP_DAC_READ_SEARCH, and a filesystem whose handles
-// reach inodes it no longer caches (ext4, xfs, btrfs, tmpfs, f2fs). Elsewhere nodes stay open
-// (inode_table.h); an open fd also keeps its inode number from being reused.
+// reach inodes it no longer caches (ext4, xfs, btrfs, tmpfs, f2fs). Elsewhere nodes are reopened
+// by name (inode_table.h).
 #pragma once
 
 #include <string>

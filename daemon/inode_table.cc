@@ -43,10 +43,12 @@ void InodeTable::ServeAsRoot(UniqueFd root) {
   by_backing_[{st.st_dev, st.st_ino}] = kRootNodeId;
   entry.dev = st.st_dev;
   entry.ino = st.st_ino;
+  entry.type = st.st_mode & S_IFMT;
   entry.open = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
 }
 
-void InodeTable::AddNode(UniqueFd path, std::string handle, Found& found, Closing& closing) {
+void InodeTable::AddNode(UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
+                         Found& found, Closing& closing) {
   const uint64_t nodeid = next_nodeid_++;
   auto inode =
       std::make_shared<Inode>(Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
@@ -54,19 +56,81 @@ void InodeTable::AddNode(UniqueFd path, std::string handle, Found& found, Closin
   Entry& entry = by_nodeid_[nodeid];
   entry.dev = found.attr.st_dev;
   entry.ino = found.attr.st_ino;
+  entry.type = found.attr.st_mode & S_IFMT;
   entry.handle = std::move(handle);
   entry.lookups = 1;
+  if (entry.handle.empty() && parent != 0) Name(nodeid, entry, parent, name);
   found.inode = inode;
   Install(entry, std::move(inode), closing);
 }
 
 void InodeTable::Install(Entry& entry, std::shared_ptr<const Inode> inode, Closing& closing) {
   entry.open = std::move(inode);
+  List(entry.open->nodeid, entry);
+  CloseBeyondLimit(closing);
+}
+
+void InodeTable::List(uint64_t nodeid, Entry& entry) {
+  if (nodeid == kRootNodeId) return;
   std::list<uint64_t>& list = ListOf(entry);
-  list.push_front(entry.open->nodeid);
+  list.push_front(nodeid);
   entry.recent = list.begin();
   pinned_size_.store(pinned_.size(), std::memory_order_relaxed);
-  CloseBeyondLimit(closing);
+}
+
+void InodeTable::Unlist(Entry& entry) {
+  ListOf(entry).erase(entry.recent);
+  pinned_size_.store(pinned_.size(), std::memory_order_relaxed);
+}
+
+// A name moves the node between the lists while open: one it can be reopened by lets it close.
+// The new parent counts the name before the old one lets go of it: the old may be dropped then.
+void InodeTable::Name(uint64_t nodeid, Entry& entry, uint64_t parent, std::string_view name) {
+  // The root (reached by a name through a bind mount of SOURCE in itself) is always open.
+  if (nodeid == kRootNodeId || (entry.parent == parent && entry.name == name)) return;
+  if (const uint64_t other = NodeIdNamed(parent, name); other != 0) {
+    Unname(other, by_nodeid_[other]);
+  }
+  const bool listed = entry.open != nullptr;
+  if (listed) Unlist(entry);
+  const uint64_t old_parent = std::exchange(entry.parent, 0);
+  const std::string old_name = std::exchange(entry.name, std::string());
+  // A parent forgotten while the name was looked up leaves the node without one.
+  if (auto parent_entry = by_nodeid_.find(parent); parent_entry != by_nodeid_.end()) {
+    ++parent_entry->second.named_children;
+    entry.parent = parent;
+    entry.name = std::string(name);
+    by_name_[{parent, entry.name}] = nodeid;
+  }
+  if (listed) List(nodeid, entry);
+  if (old_parent != 0 && LeaveParent(old_parent, old_name)) DropUnderLock(old_parent);
+}
+
+void InodeTable::Unname(uint64_t nodeid, Entry& entry) {
+  if (entry.parent == 0) return;
+  const bool listed = entry.open != nullptr;
+  if (listed) Unlist(entry);
+  const uint64_t old_parent = std::exchange(entry.parent, 0);
+  const std::string old_name = std::exchange(entry.name, std::string());
+  if (listed) List(nodeid, entry);
+  if (LeaveParent(old_parent, old_name)) DropUnderLock(old_parent);
+}
+
+bool InodeTable::LeaveParent(uint64_t parent, const std::string& name) {
+  by_name_.erase(std::pair(parent, name));
+  Entry& parent_entry = by_nodeid_[parent];
+  return --parent_entry.named_children == 0 && parent_entry.lookups == 0;
+}
+
+// Rarely closes anything: a forgotten parent was closed already unless it had no name either.
+void InodeTable::DropUnderLock(uint64_t nodeid) {
+  Closing closing;
+  Drop(nodeid, closing);
+}
+
+uint64_t InodeTable::NodeIdNamed(uint64_t parent, std::string_view name) const {
+  auto named = by_name_.find(std::pair(parent, std::string(name)));
+  return named == by_name_.end() ? 0 : named->second;
 }
 
 void InodeTable::Touch(uint64_t nodeid, Entry& entry) {
@@ -91,8 +155,7 @@ void InodeTable::CloseBeyondLimit(Closing& closing) {
 
 void InodeTable::Close(Entry& entry, Closing& closing) {
   if (entry.open == nullptr) return;
-  ListOf(entry).erase(entry.recent);
-  pinned_size_.store(pinned_.size(), std::memory_order_relaxed);
+  Unlist(entry);
   closing.push_back(std::move(entry.open));
   entry.open = nullptr;
 }
@@ -114,8 +177,10 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
       known != by_backing_.end()) {
     Entry& entry = by_nodeid_[known->second];
     // An inode number reused since the node was made names another inode: a new node for it.
-    if (handle.empty() || entry.handle.empty() || handle == entry.handle) {
+    if (entry.type == (found.attr.st_mode & S_IFMT) &&
+        (handle.empty() || entry.handle.empty() || handle == entry.handle)) {
       ++entry.lookups;
+      if (entry.handle.empty()) Name(known->second, entry, parent, name);
       if (entry.open == nullptr) {
         Install(entry,
                 std::make_shared<Inode>(
@@ -128,7 +193,7 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
       return 0;  // the new O_PATH fd closes, unless the node had none open
     }
   }
-  AddNode(std::move(path), std::move(handle), found, closing);
+  AddNode(std::move(path), std::move(handle), parent, name, found, closing);
   return 0;
 }
 
@@ -137,7 +202,7 @@ int InodeTable::Adopt(UniqueFd path, Found& found) {
   Closing closing;
   absl::MutexLock lock(&mutex_);
   // Kept open: an O_TMPFILE inode has no links, which some filesystems' handles do not reach.
-  AddNode(std::move(path), std::string(), found, closing);
+  AddNode(std::move(path), std::string(), 0, "", found, closing);
   return 0;
 }
 
@@ -151,11 +216,61 @@ void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
     entry->second.lookups -= count;
     return;
   }
-  // Requests in flight may still hold the inode; its fd closes when the last one lets go.
-  Close(entry->second, closing);
-  auto backing = by_backing_.find({entry->second.dev, entry->second.ino});
-  if (backing != by_backing_.end() && backing->second == nodeid) by_backing_.erase(backing);
-  by_nodeid_.erase(entry);
+  entry->second.lookups = 0;
+  // Kept while nodes are named under it, to reopen them by; closed unless only its fd holds it.
+  if (entry->second.named_children > 0) {
+    if (entry->second.reopenable()) Close(entry->second, closing);
+    return;
+  }
+  Drop(nodeid, closing);
+}
+
+// Iterative: a chain of forgotten directories can be as deep as the tree.
+void InodeTable::Drop(uint64_t nodeid, Closing& closing) {
+  while (nodeid != 0) {
+    auto entry = by_nodeid_.find(nodeid);
+    Entry& dropped = entry->second;
+    // Requests in flight may still hold the inode; its fd closes when the last one lets go.
+    Close(dropped, closing);
+    auto backing = by_backing_.find({dropped.dev, dropped.ino});
+    if (backing != by_backing_.end() && backing->second == nodeid) by_backing_.erase(backing);
+    const uint64_t parent = dropped.parent;
+    const std::string name = std::move(dropped.name);
+    by_nodeid_.erase(entry);
+    nodeid = parent != 0 && LeaveParent(parent, name) ? parent : 0;
+  }
+}
+
+void InodeTable::Removed(uint64_t parent, std::string_view name) {
+  absl::MutexLock lock(&mutex_);
+  if (const uint64_t nodeid = NodeIdNamed(parent, name); nodeid != 0) {
+    Unname(nodeid, by_nodeid_[nodeid]);
+  }
+}
+
+void InodeTable::Renamed(uint64_t old_parent, std::string_view old_name, uint64_t new_parent,
+                         std::string_view new_name, bool exchange) {
+  absl::MutexLock lock(&mutex_);
+  const uint64_t moved = NodeIdNamed(old_parent, old_name);
+  const uint64_t replaced = NodeIdNamed(new_parent, new_name);
+  if (replaced != 0) {
+    Entry& entry = by_nodeid_[replaced];
+    if (exchange) {
+      Name(replaced, entry, old_parent, old_name);
+    } else {
+      Unname(replaced, entry);
+    }
+  }
+  if (moved != 0) Name(moved, by_nodeid_[moved], new_parent, new_name);
+}
+
+std::shared_ptr<const Inode> InodeTable::NodeNamed(uint64_t parent, std::string_view name) {
+  uint64_t nodeid;
+  {
+    absl::MutexLock lock(&mutex_);
+    nodeid = NodeIdNamed(parent, name);
+  }
+  return nodeid == 0 ? nullptr : Get(nodeid);
 }
 
 // Counts the lookup and notes its name before resolving it, under the same lock as the root's
@@ -189,7 +304,9 @@ KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
   cache.entries.swap(entries_);
   cache.entries_complete = std::exchange(entries_complete_, true);
   cache.nodeids.reserve(by_nodeid_.size());
-  for (const auto& [nodeid, entry] : by_nodeid_) cache.nodeids.push_back(nodeid);
+  for (const auto& [nodeid, entry] : by_nodeid_) {
+    if (entry.lookups > 0) cache.nodeids.push_back(nodeid);  // not those only kept as parents
+  }
   return cache;
 }
 
@@ -198,39 +315,61 @@ uint64_t InodeTable::lookups_served() const {
   return lookups_served_;
 }
 
+// A closed node is reopened by handle, or under its parent, which may have to be reopened first:
+// the chain of closed nodes up to one that is open or has a handle is walked, then opened from
+// the top down. Iterative, and bounded by the table's size against a loop of stale names.
 std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
-  Entry closed;
+  std::vector<Closed> chain;
+  std::shared_ptr<const Inode> top;
   {
     absl::MutexLock lock(&mutex_);
-    auto entry = by_nodeid_.find(nodeid);
-    if (entry == by_nodeid_.end()) {
-      errno = ESTALE;
-      return nullptr;
+    for (uint64_t id = nodeid; top == nullptr;) {
+      auto found = by_nodeid_.find(id);
+      if (found == by_nodeid_.end() ||
+          (found->second.open == nullptr &&
+           (!found->second.reopenable() || chain.size() >= by_nodeid_.size()))) {
+        errno = ESTALE;
+        return nullptr;
+      }
+      Entry& entry = found->second;
+      if (entry.open != nullptr) {
+        Touch(id, entry);
+        top = entry.open;
+        break;
+      }
+      chain.push_back(Closed{id, entry.dev, entry.ino, entry.type, entry.handle, entry.name});
+      if (!entry.handle.empty()) break;
+      id = entry.parent;
     }
-    if (entry->second.open != nullptr) {
-      Touch(nodeid, entry->second);
-      return entry->second.open;
-    }
-    closed.dev = entry->second.dev;
-    closed.ino = entry->second.ino;
-    closed.handle = entry->second.handle;
   }
-  return Reopen(nodeid, closed);  // outside the lock: the inode may have to be read from disk
+  // Outside the lock: inodes may have to be read from disk.
+  for (auto closed = chain.rbegin(); closed != chain.rend(); ++closed) {
+    top = Reopen(*closed, top.get());
+    if (top == nullptr) return nullptr;
+  }
+  return top;
 }
 
-std::shared_ptr<const Inode> InodeTable::Reopen(uint64_t nodeid, const Entry& closed) {
-  UniqueFd path = handles_.Open(closed.handle);
-  if (!path.valid()) return nullptr;
-  struct stat st {};
-  if (::fstat(path.get(), &st) != 0) return nullptr;
-  if (st.st_dev != closed.dev || st.st_ino != closed.ino) {
-    errno = ESTALE;  // a handle that resolves to anything else is not this node's
+std::shared_ptr<const Inode> InodeTable::Reopen(const Closed& closed, const Inode* parent) {
+  UniqueFd path = !closed.handle.empty()
+                      ? handles_.Open(closed.handle)
+                      : UniqueFd(::openat(parent->path.get(), closed.name.c_str(),
+                                          O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!path.valid()) {
+    if (errno == ENOENT) errno = ESTALE;  // its name is gone: renamed or removed meanwhile
     return nullptr;
   }
-  auto inode = std::make_shared<Inode>(Inode{nodeid, closed.dev, closed.ino, std::move(path)});
+  struct stat st {};
+  if (::fstat(path.get(), &st) != 0) return nullptr;
+  if (st.st_dev != closed.dev || st.st_ino != closed.ino || (st.st_mode & S_IFMT) != closed.type) {
+    errno = ESTALE;  // a handle or name that reaches anything else is not this node's
+    return nullptr;
+  }
+  auto inode =
+      std::make_shared<Inode>(Inode{closed.nodeid, closed.dev, closed.ino, std::move(path)});
   Closing closing;
   absl::MutexLock lock(&mutex_);
-  auto entry = by_nodeid_.find(nodeid);
+  auto entry = by_nodeid_.find(closed.nodeid);
   // Forgotten meanwhile: the request still gets its fd, which closes when it is done.
   if (entry == by_nodeid_.end()) return inode;
   if (entry->second.open != nullptr) return entry->second.open;  // reopened by another request

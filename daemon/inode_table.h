@@ -2,12 +2,20 @@
 // which FORGET brings back down.
 //
 // The kernel may remember far more inodes than the daemon may hold fds (at the default limit of
-// 1024, one fd per node failed a plain `find` with EMFILE), so a node keeps its backing inode as
-// a file handle (inode_handle.h) and an O_PATH fd only while it is among the most recently used:
-// at most open_limit() of them, reopened by handle on demand. Where handles cannot be opened
-// (no CAP_DAC_READ_SEARCH, or a filesystem without them) a node keeps its fd until FORGET, as
-// every passthrough daemon does; pinned_count() says how many, and UnclosableBeyond names those
-// for the daemon to ask the kernel to forget (NOTIFY_PRUNE).
+// 1024, one fd per node failed a plain `find` with EMFILE), so a node keeps an O_PATH fd only
+// while it is among the most recently used, at most open_limit() of them, and is reopened on
+// demand:
+// - by its file handle (inode_handle.h), where handles can be opened: it reaches the inode
+//   whatever happened to its names;
+// - otherwise (no CAP_DAC_READ_SEARCH: a user's own daemon; a filesystem without lasting
+//   handles) by the name it was last found or renamed to through the mount, under its parent,
+//   itself open or reopened the same way. A directory stays in the table, forgotten or not, while
+//   a node is named under it. What was renamed or removed behind the mount's back can no longer
+//   be reached this way: its node answers ESTALE, and the kernel looks the new name up.
+// Either way a reopened fd must reach the node's (st_dev, st_ino), or the node answers ESTALE.
+// A node with neither (an O_TMPFILE, a file whose name was removed through the mount) keeps its
+// fd until FORGET; pinned_count() says how many, and UnclosableBeyond names those for the daemon
+// to ask the kernel to forget (NOTIFY_PRUNE).
 //
 // Every access to the backing tree goes through these fds with *at() calls on single names
 // that may not be "", ".", ".." or contain '/', opened with O_NOFOLLOW: no path is ever
@@ -29,6 +37,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/inode_handle.h"
 #include "transport/fd.h"
@@ -73,8 +82,19 @@ class InodeTable {
   // the backing inode already has one, a new node id otherwise. Returns 0 or the errno to
   // answer (EINVAL for a name that is not plain, ESTALE for a forgotten parent).
   int Lookup(uint64_t parent, std::string_view name, Found& found);
-  // The kernel forgets `count` lookups; the node is dropped when none remain (never the root).
+  // The kernel forgets `count` lookups; the node is dropped when none remain (never the root) and
+  // no node is named under it.
   void Forget(uint64_t nodeid, uint64_t count);
+  // Told after `name` in `parent` was removed (unlink, rmdir) through the mount: the node it
+  // named, if any, can no longer be reopened by it.
+  void Removed(uint64_t parent, std::string_view name);
+  // Told after a rename through the mount: the node named `old_name` in `old_parent` is now
+  // `new_name` in `new_parent`, whose node, if any, lost its name (or, `exchange`, took the old).
+  void Renamed(uint64_t old_parent, std::string_view old_name, uint64_t new_parent,
+               std::string_view new_name, bool exchange);
+  // The node `name` in `parent` names now, open, if the table knows it by that name; for a
+  // caller about to remove the name, so that the node is open, and stays so, when it loses it.
+  std::shared_ptr<const Inode> NodeNamed(uint64_t parent, std::string_view name);
   // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
   // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
   int Adopt(UniqueFd path, Found& found);
@@ -100,7 +120,7 @@ class InodeTable {
   uint64_t LookupCount(uint64_t nodeid) const;
   size_t open_limit() const { return open_limit_; }
   // Nodes whose fd is open now, and those among them that cannot be closed until FORGET (this
-  // one without taking the lock: for a check on every lookup).
+  // one without taking the lock: for a check on every lookup), the root included.
   size_t open_count() const;
   size_t pinned_count() const;
   // The least recently used of the nodes only FORGET can close, beyond the `keep` used most
@@ -112,11 +132,25 @@ class InodeTable {
   struct Entry {
     dev_t dev = 0;
     ino_t ino = 0;
-    std::string handle;                    // "": cannot be reopened, so `open` stays until FORGET
+    mode_t type = 0;     // S_IFMT bits: an inode number reused for another type is another node
+    std::string handle;  // "": not reopenable by handle
+    // Without a handle: the name it was last found by, under node `parent` (0: none known).
+    uint64_t parent = 0;
+    std::string name;
+    size_t named_children = 0;             // nodes named under this one: it stays while any are
     std::shared_ptr<const Inode> open;     // null while closed
     std::list<uint64_t>::iterator recent;  // where in recent_ or pinned_ while open (not root)
     uint64_t lookups = 0;
-    bool reopenable() const { return !handle.empty(); }
+    bool reopenable() const { return !handle.empty() || parent != 0; }
+  };
+  // What reopening a closed node needs, copied out of its entry.
+  struct Closed {
+    uint64_t nodeid;
+    dev_t dev;
+    ino_t ino;
+    mode_t type;
+    std::string handle;
+    std::string name;
   };
   // Fds the table let go of, closed once its lock is released.
   using Closing = std::vector<std::shared_ptr<const Inode>>;
@@ -124,9 +158,10 @@ class InodeTable {
   // Node 1 serves the directory `root` from now on.
   void ServeAsRoot(UniqueFd root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A new node for the backing inode of `path`, whose attributes are in found.attr and whose
-  // handle is `handle` ("" to keep it open); one lookup.
-  void AddNode(UniqueFd path, std::string handle, Found& found, Closing& closing)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // handle is `handle` ("": reopened by `name` under `parent`, or kept open if `parent` is 0);
+  // one lookup.
+  void AddNode(UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
+               Found& found, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Counts a lookup and, when tracking, notes its name; false if the parent is forgotten.
   bool Begin(uint64_t parent, std::string_view name);
   void Track(uint64_t parent, std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -138,19 +173,41 @@ class InodeTable {
   std::list<uint64_t>& ListOf(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     return entry.reopenable() ? recent_ : pinned_;
   }
+  // Puts an open entry on the list it belongs on, as the most recently used.
+  void List(uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Unlist(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Marks an open node as the most recently used.
   void Touch(uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Closes the least recently used reopenable nodes beyond open_limit_.
   void CloseBeyondLimit(Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the entry's open fd out of the table (into `closing`).
   void Close(Entry& entry, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Opens the node again by its handle, checking that it still names (dev, ino).
-  std::shared_ptr<const Inode> Reopen(uint64_t nodeid, const Entry& closed);
+  // Gives a node without a handle the name `name` under `parent` (taking it from any other node).
+  void Name(uint64_t nodeid, Entry& entry, uint64_t parent, std::string_view name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes the node's name away; its parent goes too if forgotten with no other name under it.
+  void Unname(uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes `name` from those under `parent`; returns whether the parent is to be dropped now (the
+  // kernel forgot it and it has no names under it left).
+  bool LeaveParent(uint64_t parent, const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void DropUnderLock(uint64_t nodeid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The node `name` in `parent` names, or 0.
+  uint64_t NodeIdNamed(uint64_t parent, std::string_view name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Drops a node the kernel has forgotten and nothing is named under, then each parent that
+  // was kept only for it; open fds go to `closing`.
+  void Drop(uint64_t nodeid, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Opens a closed node again, by its handle or else by its name under `parent`, checking that
+  // it still reaches (dev, ino).
+  std::shared_ptr<const Inode> Reopen(const Closed& closed, const Inode* parent);
 
   InodeHandles handles_;
   const size_t open_limit_;
   mutable absl::Mutex mutex_;
-  absl::flat_hash_map<uint64_t, Entry> by_nodeid_ ABSL_GUARDED_BY(mutex_);
+  // A node hash map: entries are referred to across the inserts and erases of other nodes.
+  absl::node_hash_map<uint64_t, Entry> by_nodeid_ ABSL_GUARDED_BY(mutex_);
+  // Each name of a node without a handle (Entry::parent, Entry::name), to find it at a rename.
+  absl::flat_hash_map<std::pair<uint64_t, std::string>, uint64_t> by_name_ ABSL_GUARDED_BY(mutex_);
   // The node now serving each backing inode (an older node of a reused inode number may live on).
   std::map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
   // Open nodes but the root, newest first: those a handle reopens, and those only FORGET closes.

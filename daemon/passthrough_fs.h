@@ -43,9 +43,9 @@ class PassthroughFs : public Handler {
   // writes them without asking the daemon; opens before it are served by the daemon.
   void AttachDevice(int dev_fd);
   // Asks the kernel to drop unused nodes (NOTIFY_PRUNE, 7.45; queued, never blocking), for the
-  // nodes the daemon cannot close itself (inode_table.h): past a quarter of the fd limit, the
-  // least recently used are named. Set once, right after Session::Start, where the kernel has
-  // PRUNE; without it nodes stay open until FORGET.
+  // nodes the daemon cannot close itself, having neither handle nor name (inode_table.h): past a
+  // quarter of the fd limit, the least recently used are named. Set once, right after
+  // Session::Start, where the kernel has PRUNE; without it those nodes stay open until FORGET.
   using Pruner = std::function<void(std::span<const uint64_t> nodeids)>;
   void SetPruner(Pruner pruner);
   // Whether kernel passthrough can work on this connection: agreed at INIT, and a backing file
@@ -132,6 +132,11 @@ class PassthroughFs : public Handler {
   // Removes `name` from directory `context.nodeid()` as the caller with `remove`.
   void RemoveEntry(const RequestContext& context, std::string_view name,
                    absl::FunctionRef<int(int dir_fd, const char* name)> remove, EmptyReply reply);
+  // Removes or moves `name` in directory `context.nodeid()` as the caller with `change`, then
+  // tells the inode table with `changed`.
+  void ChangeEntry(const RequestContext& context, std::string_view name,
+                   absl::FunctionRef<int(int dir_fd, const char* name)> change,
+                   absl::FunctionRef<void()> changed, EmptyReply reply);
   // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
   int EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry);
   abi::EntryOut EntryFor(const Found& found) const;

@@ -43,14 +43,25 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
 void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view name,
                                 absl::FunctionRef<int(int dir_fd, const char* name)> remove,
                                 EmptyReply reply) {
+  ChangeEntry(
+      context, name, remove, [&] { inodes_.Removed(context.nodeid(), name); }, std::move(reply));
+}
+
+// The node the name leaves is held open across the change, so that the table, which may have
+// reached it only by that name, keeps it open once the name is gone.
+void PassthroughFs::ChangeEntry(const RequestContext& context, std::string_view name,
+                                absl::FunctionRef<int(int dir_fd, const char* name)> change,
+                                absl::FunctionRef<void()> changed, EmptyReply reply) {
   std::shared_ptr<const Inode> dir;
   if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
     return reply.Error(error);
   }
+  const std::shared_ptr<const Inode> leaving = inodes_.NodeNamed(context.nodeid(), name);
   const std::string name_string(name);
-  if (CallAsCaller(context, 0, [&] { return remove(dir->path.get(), name_string.c_str()); }) != 0) {
+  if (CallAsCaller(context, 0, [&] { return change(dir->path.get(), name_string.c_str()); }) != 0) {
     return reply.Error(errno);
   }
+  changed();
   reply.Ok();
 }
 
@@ -115,10 +126,15 @@ void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args
   if (new_dir == nullptr) return reply.Error(errno);
   if (!IsPlainName(args.new_name)) return reply.Error(EINVAL);
   const std::string new_name(args.new_name);
-  RemoveEntry(
+  const std::shared_ptr<const Inode> replaced = inodes_.NodeNamed(args.newdir, new_name);
+  ChangeEntry(
       context, args.old_name,
       [&](int dir, const char* name) {
         return ::renameat2(dir, name, new_dir->path.get(), new_name.c_str(), args.flags);
+      },
+      [&] {
+        inodes_.Renamed(context.nodeid(), args.old_name, args.newdir, new_name,
+                        (args.flags & RENAME_EXCHANGE) != 0);
       },
       std::move(reply));
 }

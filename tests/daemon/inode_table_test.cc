@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
 
@@ -259,6 +260,162 @@ TEST_F(BoundedInodeTableTest, AReusedInodeNumberIsAnotherNode) {
   Found again;
   ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, again), 0);
   EXPECT_EQ(again.inode->nodeid, new_file.inode->nodeid) << "FORGET dropped another node's inode";
+}
+
+// A table that cannot open handles, as in a user's own daemon (this thread without
+// CAP_DAC_READ_SEARCH): closed nodes are reopened by the name they were last found by.
+class NamedInodeTableTest : public BoundedInodeTableTest {
+ protected:
+  static constexpr uint64_t kDacReadSearch = uint64_t{1} << 2;
+
+  void SetUp() override {
+    const std::optional<Capabilities> caps = ThreadCapabilities();
+    ASSERT_TRUE(caps.has_value());
+    old_caps_ = *caps;
+    Capabilities without = *caps;
+    without.effective &= ~kDacReadSearch;
+    ASSERT_TRUE(SetThreadCapabilities(without));
+    BoundedInodeTableTest::SetUp();
+    std::filesystem::create_directories(root_.path() + "/a/b");
+    WriteFile(root_.path() + "/a/b/deep", "deep");
+  }
+  void TearDown() override { SetThreadCapabilities(old_caps_); }
+
+  // Looks `name` up into `found`, lets go of its fd and closes it; returns its node id.
+  uint64_t LookUpClosed(std::string_view name, Found& found) {
+    EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, name, found), 0);
+    const uint64_t nodeid = found.inode == nullptr ? 0 : found.inode->nodeid;
+    found.inode.reset();
+    CloseTheOthers();
+    return nodeid;
+  }
+
+  // Renames f1 to dir/renamed, as the daemon does through the mount.
+  void RenameF1IntoDir() {
+    const uint64_t dir = NodeOf(InodeTable::kRootNodeId, "dir");
+    std::filesystem::rename(root_.path() + "/f1", root_.path() + "/dir/renamed");
+    table_->Renamed(InodeTable::kRootNodeId, "f1", dir, "renamed", false);
+  }
+
+  // Looks up kOpenLimit other files, so that every node looked up before is closed.
+  void CloseTheOthers() {
+    Found other;
+    for (int i = 10; i < 10 + static_cast<int>(kOpenLimit); ++i) {
+      ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other), 0);
+    }
+  }
+
+  Capabilities old_caps_;
+};
+
+TEST_F(NamedInodeTableTest, KeepsAtMostItsLimitOpenAndReopensEveryNodeByName) {
+  std::vector<Found> nodes(kFiles);
+  for (int i = 0; i < kFiles; ++i) {
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), nodes[i]), 0);
+    EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
+  }
+  EXPECT_EQ(table_->pinned_count(), 1u) << "only the root is kept open";
+  for (const Found& node : nodes) {
+    EXPECT_EQ(BackingOf(node.inode->nodeid), std::pair(node.attr.st_dev, node.attr.st_ino));
+  }
+  EXPECT_LE(table_->open_count(), kOpenLimit + 1);
+}
+
+// The file's directories are closed too: each is reopened under its own, from the root down.
+TEST_F(NamedInodeTableTest, AClosedNodeUnderClosedDirectoriesIsReopenedThroughThem) {
+  Found deep;
+  ASSERT_EQ(table_->Lookup(NodeOf(NodeOf(InodeTable::kRootNodeId, "a"), "b"), "deep", deep), 0);
+  const uint64_t deep_node = deep.inode->nodeid;
+  deep.inode.reset();
+  CloseTheOthers();
+  EXPECT_EQ(table_->open_count(), kOpenLimit + 1);
+  EXPECT_EQ(BackingOf(deep_node), std::pair(deep.attr.st_dev, deep.attr.st_ino));
+}
+
+TEST_F(NamedInodeTableTest, AClosedNodeFollowsARenameThroughTheMount) {
+  Found moved;
+  const uint64_t moved_node = LookUpClosed("f1", moved);
+  RenameF1IntoDir();
+  CloseTheOthers();
+  EXPECT_EQ(BackingOf(moved_node), std::pair(moved.attr.st_dev, moved.attr.st_ino));
+}
+
+// Renamed while open (as the kernel's rename of a file in use is): it moves on its list, and
+// closed later it reopens by the new name.
+TEST_F(NamedInodeTableTest, AnOpenNodeRenamedIsReopenedByItsNewNameOnceClosed) {
+  Found moved;
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", moved), 0);
+  RenameF1IntoDir();
+  const uint64_t moved_node = moved.inode->nodeid;
+  moved.inode.reset();
+  CloseTheOthers();
+  EXPECT_EQ(table_->open_count(), kOpenLimit + 1);
+  EXPECT_EQ(BackingOf(moved_node), std::pair(moved.attr.st_dev, moved.attr.st_ino));
+}
+
+TEST_F(NamedInodeTableTest, AnExchangeSwapsTheTwoNodesNames) {
+  Found first, second;
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", first), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f2", second), 0);
+  const uint64_t first_node = first.inode->nodeid, second_node = second.inode->nodeid;
+  first.inode.reset();
+  second.inode.reset();
+  CloseTheOthers();
+  ASSERT_EQ(::renameat2(AT_FDCWD, (root_.path() + "/f1").c_str(), AT_FDCWD,
+                        (root_.path() + "/f2").c_str(), RENAME_EXCHANGE),
+            0);
+  table_->Renamed(InodeTable::kRootNodeId, "f1", InodeTable::kRootNodeId, "f2", true);
+  EXPECT_EQ(BackingOf(first_node), std::pair(first.attr.st_dev, first.attr.st_ino));
+  EXPECT_EQ(BackingOf(second_node), std::pair(second.attr.st_dev, second.attr.st_ino));
+}
+
+// Negative control for the rename above: what moved behind the table's back is not reached by
+// its old name, nor is what took that name since.
+TEST_F(NamedInodeTableTest, ANameChangedBehindTheMountAnswersEstale) {
+  Found moved;
+  const uint64_t moved_node = LookUpClosed("f1", moved);
+  std::filesystem::rename(root_.path() + "/f1", root_.path() + "/dir/renamed");
+  EXPECT_EQ(table_->Get(moved_node), nullptr);
+  EXPECT_EQ(errno, ESTALE);
+  WriteFile(root_.path() + "/f1", "another file");
+  EXPECT_EQ(table_->Get(moved_node), nullptr) << "another inode served as the moved one";
+  EXPECT_EQ(errno, ESTALE);
+}
+
+// A removed name cannot reopen its node: held open across the removal, it stays open until FORGET.
+TEST_F(NamedInodeTableTest, ANodeWhoseNameIsRemovedStaysOpenUntilForget) {
+  Found removed;
+  const uint64_t removed_node = LookUpClosed("f1", removed);
+  {
+    const std::shared_ptr<const Inode> held = table_->NodeNamed(InodeTable::kRootNodeId, "f1");
+    ASSERT_NE(held, nullptr);
+    std::filesystem::remove(root_.path() + "/f1");
+    table_->Removed(InodeTable::kRootNodeId, "f1");
+  }
+  EXPECT_EQ(table_->pinned_count(), 2u);
+  CloseTheOthers();
+  EXPECT_EQ(BackingOf(removed_node), std::pair(removed.attr.st_dev, removed.attr.st_ino));
+  table_->Forget(removed_node, 1);
+  EXPECT_EQ(table_->pinned_count(), 1u);
+}
+
+// The kernel may forget a directory before the nodes under it: it stays, closed, to reopen them
+// by, and goes with the last of them.
+TEST_F(NamedInodeTableTest, AForgottenDirectoryStaysWhileANodeIsNamedUnderIt) {
+  const size_t before = table_->size();
+  const uint64_t dir = NodeOf(InodeTable::kRootNodeId, "a");
+  Found file;
+  ASSERT_EQ(table_->Lookup(NodeOf(dir, "b"), "deep", file), 0);
+  const uint64_t file_node = file.inode->nodeid;
+  file.inode.reset();
+  table_->Forget(dir, 1);
+  table_->Forget(NodeOf(dir, "b"), 2);
+  EXPECT_EQ(table_->size(), before + 3);
+  CloseTheOthers();
+  EXPECT_EQ(BackingOf(file_node), std::pair(file.attr.st_dev, file.attr.st_ino));
+  table_->Forget(file_node, 1);
+  EXPECT_EQ(table_->size(), before + static_cast<size_t>(kOpenLimit))
+      << "the file and its forgotten directories went together";
 }
 
 }  // namespace

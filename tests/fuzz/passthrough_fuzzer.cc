@@ -7,7 +7,9 @@
 // values (1, 2, ... in the order opens are answered) mean the same in every input and seeds can
 // name them. Each message's unique is replaced by its place in the input (the first message is
 // 3: INIT was 2), so that an INTERRUPT can name an earlier message. The tree persists from one
-// input to the next and is rebuilt every kInputsPerTree inputs.
+// input to the next and is rebuilt every kInputsPerTree inputs. At a soft fd limit of 64 only 16
+// nodes stay open, the others reopened on demand: by handle, or, for an input whose first byte
+// is odd, by name, as a daemon without CAP_DAC_READ_SEARCH does.
 //
 // Whatever the bytes: nothing crashes or reads out of bounds; every reply is one the kernel
 // takes; every message gets exactly the replies the kernel waits for, counting those a lock
@@ -20,17 +22,20 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -245,10 +250,42 @@ std::map<uint64_t, int> DispatchAll(Dispatcher& dispatcher, CountingChannel& cha
   return owed;
 }
 
+// A soft fd limit of 64 keeps 16 nodes open (InodeTable::DefaultOpenLimit), so that a few
+// lookups close nodes and later requests reopen them.
+bool LowerTheFdLimit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
+  limit.rlim_cur = std::min<rlim_t>(limit.rlim_cur, 64);
+  return ::setrlimit(RLIMIT_NOFILE, &limit) == 0;
+}
+
+// While alive, the thread lacks CAP_DAC_READ_SEARCH, as a user's own daemon does: a table made
+// meanwhile reopens closed nodes by name instead of by handle (inode_table.h).
+class WithoutHandles {
+ public:
+  WithoutHandles() {
+    constexpr uint64_t kDacReadSearch = uint64_t{1} << 2;
+    daemon::Capabilities without = old_;
+    without.effective &= ~kDacReadSearch;
+    if (!daemon::SetThreadCapabilities(without)) std::abort();
+  }
+  ~WithoutHandles() { daemon::SetThreadCapabilities(old_); }
+  WithoutHandles(const WithoutHandles&) = delete;
+  WithoutHandles& operator=(const WithoutHandles&) = delete;
+
+ private:
+  daemon::Capabilities old_ = daemon::ThreadCapabilities().value();
+};
+
 void FuzzPassthrough(ConstBytes input) {
   static Sandbox sandbox;
   static const ThreadIdentity identity;
+  static const bool fd_limit_lowered = LowerTheFdLimit();
+  if (!fd_limit_lowered) std::abort();
   static int inputs = 0;
+  // Every other input by name; the input's first byte decides, so that a crash replays.
+  std::optional<WithoutHandles> without_handles;
+  if (!input.empty() && (std::to_integer<int>(input[0]) & 1)) without_handles.emplace();
   if (inputs++ % kInputsPerTree == 0) sandbox.Rebuild();
   // No handle outlives an input, so fh values can start again from 1 without naming two.
   daemon::last_fh_given.store(0);
@@ -272,6 +309,7 @@ void FuzzPassthrough(ConstBytes input) {
   }
   if (channel.UniquesAnswered() != owed_uniques) std::abort();  // a reply to no request
   sandbox.CheckConfined();
+  without_handles.reset();
   if (!(ThreadIdentity{} == identity)) std::abort();
 }
 
