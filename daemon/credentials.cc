@@ -84,6 +84,22 @@ bool OwnUmask() {
   return unshared;
 }
 
+// The thread's umask becomes `umask`; returns the one before. Set only when it differs: most
+// callers' umask is the daemon's own, and a syscall to set it twice per request is not free.
+mode_t SwapThreadUmask(mode_t umask) {
+  thread_local mode_t current = [] {
+    const mode_t now = ::umask(0);
+    ::umask(now);
+    return now;
+  }();
+  const mode_t old = current;
+  if (umask != current) {
+    ::umask(umask);
+    current = umask;
+  }
+  return old;
+}
+
 const std::vector<gid_t>& DaemonGroups() {
   static const std::vector<gid_t> groups = ThreadGroups();
   return groups;
@@ -169,10 +185,11 @@ bool CanActAsCallers() {
   return can;
 }
 
-ActAsCaller::ActAsCaller(const RequestContext& context, mode_t umask, uint64_t keep) {
+ActAsCaller::ActAsCaller(const RequestContext& context, std::optional<mode_t> umask,
+                         uint64_t keep) {
   DaemonGroups();  // taken once, before any thread ever changes its own
-  own_umask_ = OwnUmask();
-  if (own_umask_) old_umask_ = ::umask(umask);
+  own_umask_ = umask.has_value() && OwnUmask();
+  if (own_umask_) old_umask_ = SwapThreadUmask(*umask);
   if ((context.uid() == 0 && context.gid() == 0) || !CanActAsCallers()) return;
   switched_ids_ = true;
   SwitchIds(context, keep);
@@ -207,7 +224,7 @@ bool ActAsCaller::DropCapabilities(uint64_t keep) {
 // owned by them): the daemon stops instead. It cannot happen while the permitted set holds
 // CAP_SETUID and CAP_SETGID, which nothing here gives up.
 ActAsCaller::~ActAsCaller() {
-  if (own_umask_) ::umask(old_umask_);
+  if (own_umask_) SwapThreadUmask(old_umask_);
   if (!switched_ids_) return;
   bool restored = !old_capabilities_ || SetThreadCapabilities(*old_capabilities_);
   uint32_t previous;
@@ -220,7 +237,7 @@ ActAsCaller::~ActAsCaller() {
   }
 }
 
-int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call,
+int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask, absl::FunctionRef<int()> call,
                  uint64_t keep) {
   ActAsCaller caller(context, umask, keep);
   if (!caller.ok()) {

@@ -79,6 +79,9 @@ std::vector<gid_t> CallerGroups(const RequestContext& context);
 // the backing filesystem keeps set-user-ID and set-group-ID as it would for that caller.
 inline constexpr uint64_t kCapabilityFsetid = uint64_t{1} << 4;
 
+// For an operation that creates nothing: the thread's umask is left as it is.
+inline constexpr std::optional<mode_t> kCreatesNothing;
+
 // A thread's capability sets, as capget and capset hold them (bit n is capability n).
 struct Capabilities {
   uint64_t effective = 0;
@@ -99,9 +102,11 @@ bool CanActAsCallers();
 // group.
 class ActAsCaller {
  public:
-  // `umask` applies to what the operation creates; the thread gets its own umask for it.
+  // `umask` applies to what the operation creates (kCreatesNothing: it creates nothing); the
+  // thread gets its own umask for it.
   // `keep`: the capabilities (of kCapabilityFsetid) that stay effective for a non-root caller.
-  explicit ActAsCaller(const RequestContext& context, mode_t umask = 0, uint64_t keep = 0);
+  explicit ActAsCaller(const RequestContext& context, std::optional<mode_t> umask = kCreatesNothing,
+                       uint64_t keep = 0);
   ~ActAsCaller();
   ActAsCaller(const ActAsCaller&) = delete;
   ActAsCaller& operator=(const ActAsCaller&) = delete;
@@ -128,7 +133,7 @@ class ActAsCaller {
 
 // Returns `call()` (an fd, or 0, or -1 with errno) made as the caller; -1 with EPERM, without
 // calling, where the thread cannot act as the caller without more rights than the caller's.
-int CallAsCaller(const RequestContext& context, mode_t umask, absl::FunctionRef<int()> call,
+int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask, absl::FunctionRef<int()> call,
                  uint64_t keep = 0);
 
 // This thread's own supplementary groups, as the kernel holds them (for tests and restores).

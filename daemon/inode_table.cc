@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <iterator>
 #include <string>
@@ -88,6 +89,8 @@ void InodeTable::Unlist(Entry& entry) {
 void InodeTable::Name(uint64_t nodeid, Entry& entry, uint64_t parent, std::string_view name) {
   // The root (reached by a name through a bind mount of SOURCE in itself) is always open.
   if (nodeid == kRootNodeId || (entry.parent == parent && entry.name == name)) return;
+  // A new node has nothing under it; a node found again under another name may.
+  if (entry.named_children > 0 && IsAbove(nodeid, parent)) return;
   if (const uint64_t other = NodeIdNamed(parent, name); other != 0) {
     Unname(other, by_nodeid_[other]);
   }
@@ -103,29 +106,52 @@ void InodeTable::Name(uint64_t nodeid, Entry& entry, uint64_t parent, std::strin
     by_name_[{parent, entry.name}] = nodeid;
   }
   if (listed) List(nodeid, entry);
+  if (old_parent != 0) ++names_moved_;
   if (old_parent != 0 && LeaveParent(old_parent, old_name)) DropUnderLock(old_parent);
 }
 
-void InodeTable::Unname(uint64_t nodeid, Entry& entry) {
+void InodeTable::Unname(uint64_t nodeid, Entry& entry, const std::shared_ptr<const Inode>& held) {
   if (entry.parent == 0) return;
   const bool listed = entry.open != nullptr;
   if (listed) Unlist(entry);
   const uint64_t old_parent = std::exchange(entry.parent, 0);
   const std::string old_name = std::exchange(entry.name, std::string());
+  ++names_moved_;
   if (listed) List(nodeid, entry);
-  if (LeaveParent(old_parent, old_name)) DropUnderLock(old_parent);
+  // Closed meanwhile, it could never be reopened now: the fd held across the change stays.
+  Closing closing;
+  if (!listed && !entry.reopenable() && held != nullptr && held->nodeid == nodeid) {
+    Install(entry, held, closing);
+  }
+  if (LeaveParent(old_parent, old_name)) Drop(old_parent, closing);
 }
 
+// A parent stays while names are under it (Forget), so it is there.
 bool InodeTable::LeaveParent(uint64_t parent, const std::string& name) {
   by_name_.erase(std::pair(parent, name));
-  Entry& parent_entry = by_nodeid_[parent];
-  return --parent_entry.named_children == 0 && parent_entry.lookups == 0;
+  auto parent_entry = by_nodeid_.find(parent);
+  assert(parent_entry != by_nodeid_.end() && parent_entry->second.named_children > 0);
+  return --parent_entry->second.named_children == 0 && parent_entry->second.lookups == 0;
 }
 
 // Rarely closes anything: a forgotten parent was closed already unless it had no name either.
 void InodeTable::DropUnderLock(uint64_t nodeid) {
   Closing closing;
   Drop(nodeid, closing);
+}
+
+// Whether `nodeid` is `parent` or one of the directories above it, as far as names say: naming a
+// node under itself would make a loop of names (a tree changed behind the mount, a bind mount of
+// SOURCE in itself), which would keep both nodes forever. Too deep to tell counts as a loop.
+bool InodeTable::IsAbove(uint64_t nodeid, uint64_t parent) const {
+  constexpr int kDeepest = 4096;
+  for (int depth = 0; depth < kDeepest && parent != 0; ++depth) {
+    if (parent == nodeid) return true;
+    auto entry = by_nodeid_.find(parent);
+    if (entry == by_nodeid_.end()) return false;
+    parent = entry->second.parent;
+  }
+  return parent != 0;
 }
 
 uint64_t InodeTable::NodeIdNamed(uint64_t parent, std::string_view name) const {
@@ -160,12 +186,31 @@ void InodeTable::Close(Entry& entry, Closing& closing) {
   entry.open = nullptr;
 }
 
+// An open node's fd keeps its inode, so its number cannot have been reused; a handle tells.
+// Without either, a closed node is taken to be the inode found only under the name it was last
+// found by: under another name its number may have been reused behind the mount's back (a hard
+// link gets a node of its own instead). A number reused under the same name cannot be told.
+bool InodeTable::SameInode(const Entry& entry, const std::string& handle, const struct stat& attr,
+                           uint64_t parent, std::string_view name) const {
+  if (entry.type != (attr.st_mode & S_IFMT)) return false;
+  if (!handle.empty() && !entry.handle.empty()) return handle == entry.handle;
+  return entry.open != nullptr || (entry.parent == parent && entry.name == name);
+}
+
 int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
   if (!IsPlainName(name)) return EINVAL;
-  if (!Begin(parent, name)) return ESTALE;
+  uint64_t names_moved;
+  if (!Begin(parent, name, names_moved)) return ESTALE;
   const std::shared_ptr<const Inode> directory = Get(parent);
   if (directory == nullptr) return errno;
   const std::string name_string(name);
+  // One stat finds a node already open: most lookups (a cache-off stat storm looks every name
+  // up again) cost it alone, instead of an open, a stat, a handle and a close.
+  if (::fstatat(directory->path.get(), name_string.c_str(), &found.attr, AT_SYMLINK_NOFOLLOW) !=
+      0) {
+    return errno;
+  }
+  if (FoundOpen(parent, name, names_moved, found)) return 0;
   UniqueFd path(
       ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
@@ -177,10 +222,12 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
       known != by_backing_.end()) {
     Entry& entry = by_nodeid_[known->second];
     // An inode number reused since the node was made names another inode: a new node for it.
-    if (entry.type == (found.attr.st_mode & S_IFMT) &&
-        (handle.empty() || entry.handle.empty() || handle == entry.handle)) {
+    if (SameInode(entry, handle, found.attr, parent, name)) {
       ++entry.lookups;
-      if (entry.handle.empty()) Name(known->second, entry, parent, name);
+      // A rename or removal since this lookup resolved the name may have made it stale.
+      if (entry.handle.empty() && names_moved_ == names_moved) {
+        Name(known->second, entry, parent, name);
+      }
       if (entry.open == nullptr) {
         Install(entry,
                 std::make_shared<Inode>(
@@ -195,6 +242,21 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
   }
   AddNode(std::move(path), std::move(handle), parent, name, found, closing);
   return 0;
+}
+
+// An open node's fd keeps its inode, so (st_dev, st_ino) is that inode: nothing else to check.
+bool InodeTable::FoundOpen(uint64_t parent, std::string_view name, uint64_t names_moved,
+                           Found& found) {
+  absl::MutexLock lock(&mutex_);
+  auto known = by_backing_.find({found.attr.st_dev, found.attr.st_ino});
+  if (known == by_backing_.end()) return false;
+  Entry& entry = by_nodeid_[known->second];
+  if (entry.open == nullptr || entry.type != (found.attr.st_mode & S_IFMT)) return false;
+  ++entry.lookups;
+  if (entry.handle.empty() && names_moved_ == names_moved) Name(known->second, entry, parent, name);
+  Touch(known->second, entry);
+  found.inode = entry.open;
+  return true;
 }
 
 int InodeTable::Adopt(UniqueFd path, Found& found) {
@@ -241,15 +303,17 @@ void InodeTable::Drop(uint64_t nodeid, Closing& closing) {
   }
 }
 
-void InodeTable::Removed(uint64_t parent, std::string_view name) {
+void InodeTable::Removed(uint64_t parent, std::string_view name,
+                         const std::shared_ptr<const Inode>& held) {
   absl::MutexLock lock(&mutex_);
   if (const uint64_t nodeid = NodeIdNamed(parent, name); nodeid != 0) {
-    Unname(nodeid, by_nodeid_[nodeid]);
+    Unname(nodeid, by_nodeid_[nodeid], held);
   }
 }
 
 void InodeTable::Renamed(uint64_t old_parent, std::string_view old_name, uint64_t new_parent,
-                         std::string_view new_name, bool exchange) {
+                         std::string_view new_name, bool exchange,
+                         const std::shared_ptr<const Inode>& replaced_held) {
   absl::MutexLock lock(&mutex_);
   const uint64_t moved = NodeIdNamed(old_parent, old_name);
   const uint64_t replaced = NodeIdNamed(new_parent, new_name);
@@ -258,7 +322,7 @@ void InodeTable::Renamed(uint64_t old_parent, std::string_view old_name, uint64_
     if (exchange) {
       Name(replaced, entry, old_parent, old_name);
     } else {
-      Unname(replaced, entry);
+      Unname(replaced, entry, replaced_held);
     }
   }
   if (moved != 0) Name(moved, by_nodeid_[moved], new_parent, new_name);
@@ -275,9 +339,10 @@ std::shared_ptr<const Inode> InodeTable::NodeNamed(uint64_t parent, std::string_
 
 // Counts the lookup and notes its name before resolving it, under the same lock as the root's
 // switch: a lookup either is reported by ReplaceRoot or sees the new root.
-bool InodeTable::Begin(uint64_t parent, std::string_view name) {
+bool InodeTable::Begin(uint64_t parent, std::string_view name, uint64_t& names_moved) {
   absl::MutexLock lock(&mutex_);
   ++lookups_served_;
+  names_moved = names_moved_;
   if (!by_nodeid_.contains(parent)) return false;
   if (tracked_entries_limit_ > 0) Track(parent, name);
   return true;
@@ -300,6 +365,7 @@ void InodeTable::TrackEntries(size_t limit) {
 KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
   KernelCache cache;
   absl::MutexLock lock(&mutex_);
+  KeepOldRootForItsNames();
   ServeAsRoot(std::move(root));
   cache.entries.swap(entries_);
   cache.entries_complete = std::exchange(entries_complete_, true);
@@ -310,6 +376,33 @@ KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
   return cache;
 }
 
+// Nodes named under the old root (no handles) must reopen under it, not under the new one (where
+// a file shared by both revisions has other directories above it): the old root's fd stays open
+// as a node the kernel never learns of, for as long as names are under it.
+void InodeTable::KeepOldRootForItsNames() {
+  Entry& root = by_nodeid_[kRootNodeId];
+  if (root.named_children == 0) return;
+  UniqueFd old_root(::fcntl(root.open->path.get(), F_DUPFD_CLOEXEC, 0));
+  if (!old_root.valid()) return;  // out of fds: the names under it answer ESTALE instead
+  const uint64_t kept = next_nodeid_++;
+  Entry& entry = by_nodeid_[kept];
+  entry.dev = root.dev;
+  entry.ino = root.ino;
+  entry.type = root.type;
+  entry.open = std::make_shared<Inode>(Inode{kept, root.dev, root.ino, std::move(old_root)});
+  List(kept, entry);
+  std::vector<std::pair<std::string, uint64_t>> names;
+  for (const auto& [key, nodeid] : by_name_) {
+    if (key.first == kRootNodeId) names.emplace_back(key.second, nodeid);
+  }
+  for (auto& [name, nodeid] : names) {
+    by_name_.erase(std::pair(kRootNodeId, name));
+    by_nodeid_[nodeid].parent = kept;
+    by_name_[{kept, std::move(name)}] = nodeid;
+  }
+  entry.named_children = std::exchange(root.named_children, 0);
+}
+
 uint64_t InodeTable::lookups_served() const {
   absl::MutexLock lock(&mutex_);
   return lookups_served_;
@@ -317,12 +410,29 @@ uint64_t InodeTable::lookups_served() const {
 
 // A closed node is reopened by handle, or under its parent, which may have to be reopened first:
 // the chain of closed nodes up to one that is open or has a handle is walked, then opened from
-// the top down. Iterative, and bounded by the table's size against a loop of stale names.
+// the top down, outside the lock. A rename through the mount meanwhile makes a name of the chain
+// stale: the walk is made again, a few times at most.
 std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
+  constexpr int kWalks = 3;
+  std::shared_ptr<const Inode> inode;
+  for (int walk = 0; walk < kWalks && inode == nullptr; ++walk) {
+    uint64_t names_moved;
+    inode = WalkAndReopen(nodeid, names_moved);
+    if (inode != nullptr || errno != ESTALE) break;
+    absl::MutexLock lock(&mutex_);
+    if (names_moved_ == names_moved) break;
+  }
+  if (inode == nullptr) errno = errno == 0 ? ESTALE : errno;
+  return inode;
+}
+
+// Iterative, and bounded by the table's size against a loop of names.
+std::shared_ptr<const Inode> InodeTable::WalkAndReopen(uint64_t nodeid, uint64_t& names_moved) {
   std::vector<Closed> chain;
   std::shared_ptr<const Inode> top;
   {
     absl::MutexLock lock(&mutex_);
+    names_moved = names_moved_;
     for (uint64_t id = nodeid; top == nullptr;) {
       auto found = by_nodeid_.find(id);
       if (found == by_nodeid_.end() ||
@@ -342,7 +452,6 @@ std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
       id = entry.parent;
     }
   }
-  // Outside the lock: inodes may have to be read from disk.
   for (auto closed = chain.rbegin(); closed != chain.rend(); ++closed) {
     top = Reopen(*closed, top.get());
     if (top == nullptr) return nullptr;

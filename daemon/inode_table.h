@@ -86,15 +86,20 @@ class InodeTable {
   // no node is named under it.
   void Forget(uint64_t nodeid, uint64_t count);
   // Told after `name` in `parent` was removed (unlink, rmdir) through the mount: the node it
-  // named, if any, can no longer be reopened by it.
-  void Removed(uint64_t parent, std::string_view name);
+  // named, if any, can no longer be reopened by it. `held`: what NodeNamed gave before the
+  // removal, which the node keeps open until FORGET if it has no other way back.
+  void Removed(uint64_t parent, std::string_view name, const std::shared_ptr<const Inode>& held);
   // Told after a rename through the mount: the node named `old_name` in `old_parent` is now
-  // `new_name` in `new_parent`, whose node, if any, lost its name (or, `exchange`, took the old).
+  // `new_name` in `new_parent`, whose node, if any, lost its name (or, `exchange`, took the old);
+  // `replaced_held` is what NodeNamed gave for that one before the rename, as for Removed.
   void Renamed(uint64_t old_parent, std::string_view old_name, uint64_t new_parent,
-               std::string_view new_name, bool exchange);
-  // The node `name` in `parent` names now, open, if the table knows it by that name; for a
-  // caller about to remove the name, so that the node is open, and stays so, when it loses it.
+               std::string_view new_name, bool exchange,
+               const std::shared_ptr<const Inode>& replaced_held);
+  // The node `name` in `parent` names now, open, if the table knows it by that name: held by a
+  // caller about to remove the name, for Removed or Renamed.
   std::shared_ptr<const Inode> NodeNamed(uint64_t parent, std::string_view name);
+  // Whether closed nodes are reopened by file handle; otherwise by name.
+  bool reopens_by_handle() const { return handles_.openable(); }
   // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
   // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
   int Adopt(UniqueFd path, Found& found);
@@ -163,7 +168,15 @@ class InodeTable {
   void AddNode(UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
                Found& found, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Counts a lookup and, when tracking, notes its name; false if the parent is forgotten.
-  bool Begin(uint64_t parent, std::string_view name);
+  // `names_moved`: names_moved_ now.
+  bool Begin(uint64_t parent, std::string_view name, uint64_t& names_moved);
+  // For a lookup whose stat found `found.attr`: a node open for that inode, counted as looked up
+  // and named `name` in `parent`, into `found.inode`; false if there is none.
+  bool FoundOpen(uint64_t parent, std::string_view name, uint64_t names_moved, Found& found);
+  // Whether the node `entry` is the inode a lookup of `name` in `parent` found (`attr`, `handle`).
+  bool SameInode(const Entry& entry, const std::string& handle, const struct stat& attr,
+                 uint64_t parent, std::string_view name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Track(uint64_t parent, std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Makes `inode` the entry's open fd, the most recently used; what must close goes to `closing`
   // (closed after the lock is let go).
@@ -186,7 +199,12 @@ class InodeTable {
   void Name(uint64_t nodeid, Entry& entry, uint64_t parent, std::string_view name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes the node's name away; its parent goes too if forgotten with no other name under it.
-  void Unname(uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A closed node left with no way back gets `held`, if that is its fd, as its open one.
+  void Unname(uint64_t nodeid, Entry& entry, const std::shared_ptr<const Inode>& held = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  bool IsAbove(uint64_t nodeid, uint64_t parent) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // At a root switch, before it: keeps the old root open for the names under it.
+  void KeepOldRootForItsNames() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes `name` from those under `parent`; returns whether the parent is to be dropped now (the
   // kernel forgot it and it has no names under it left).
   bool LeaveParent(uint64_t parent, const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -197,6 +215,8 @@ class InodeTable {
   // Drops a node the kernel has forgotten and nothing is named under, then each parent that
   // was kept only for it; open fds go to `closing`.
   void Drop(uint64_t nodeid, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // One walk of Get; `names_moved`: names_moved_ when the chain was read.
+  std::shared_ptr<const Inode> WalkAndReopen(uint64_t nodeid, uint64_t& names_moved);
   // Opens a closed node again, by its handle or else by its name under `parent`, checking that
   // it still reaches (dev, ino).
   std::shared_ptr<const Inode> Reopen(const Closed& closed, const Inode* parent);
@@ -215,6 +235,9 @@ class InodeTable {
   std::list<uint64_t> pinned_ ABSL_GUARDED_BY(mutex_);
   std::atomic<size_t> pinned_size_{0};  // pinned_.size(), for a look without the lock
   uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
+  // Counts the names taken from or moved off nodes: a walk or lookup that read a name before
+  // can tell it may be stale.
+  uint64_t names_moved_ ABSL_GUARDED_BY(mutex_) = 0;
   size_t tracked_entries_limit_ ABSL_GUARDED_BY(mutex_) = 0;  // 0: not tracking
   bool entries_complete_ ABSL_GUARDED_BY(mutex_) = true;
   decltype(KernelCache::entries) entries_ ABSL_GUARDED_BY(mutex_);

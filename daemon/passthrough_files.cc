@@ -141,10 +141,10 @@ int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, i
                                    uint64_t keep) const {
   if (!(flags & kOpenForExec)) {
     return CallAsCaller(
-        context, 0, [&] { return Reopen(path_fd, flags); }, keep);
+        context, kCreatesNothing, [&] { return Reopen(path_fd, flags); }, keep);
   }
   const int may_execute = CallAsCaller(
-      context, 0, [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); });
+      context, kCreatesNothing, [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); });
   if (may_execute != 0) return -1;
   return Reopen(path_fd, (flags & ~kOpenForExec & ~O_ACCMODE) | O_RDONLY);
 }
@@ -168,7 +168,7 @@ int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const
     errno = S_ISLNK(st.st_mode) ? ELOOP : EEXIST;  // a symlink: what O_NOFOLLOW answers
     return -1;
   }
-  return CallAsCaller(context, 0, [&] { return Reopen(existing.get(), flags); });
+  return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(existing.get(), flags); });
 }
 
 void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
@@ -240,7 +240,7 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   const int fd = file->fd();
   ssize_t written = -1;
   if (CallAsCaller(
-          context, 0,
+          context, kCreatesNothing,
           [&] {
             written = ::pwrite(fd, args.data.data(), args.data.size(),
                                static_cast<off_t>(args.in.offset));
@@ -287,7 +287,7 @@ void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
   if (file == nullptr) return reply.Error(EBADF);
   const int fd = file->fd();
-  if (CallAsCaller(context, 0, [&] {
+  if (CallAsCaller(context, kCreatesNothing, [&] {
         return ::fallocate(fd, static_cast<int>(args.in.mode), static_cast<off_t>(args.in.offset),
                            static_cast<off_t>(args.in.length));
       }) != 0) {
@@ -318,7 +318,7 @@ void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyF
   const int in = in_file->fd();
   const int out = out_file->fd();
   ssize_t copied = -1;
-  if (CallAsCaller(context, 0, [&] {
+  if (CallAsCaller(context, kCreatesNothing, [&] {
         copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.in.len,
                                    static_cast<unsigned>(args.in.flags));
         return copied < 0 ? -1 : 0;

@@ -188,7 +188,7 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
   const bool keeps_fsetid = (valid & abi::kFattrSize) && !(valid & abi::kFattrKillSuidGid);
   int error;
   {
-    ActAsCaller caller(context, 0, keeps_fsetid ? kCapabilityFsetid : 0);
+    ActAsCaller caller(context, kCreatesNothing, keeps_fsetid ? kCapabilityFsetid : 0);
     error = caller.ok() ? ApplySetattr(inode->path.get(), st, args.in) : EPERM;
   }
   if (error == 0) error = StatOf(inode->path.get(), st);
@@ -250,7 +250,7 @@ void PassthroughFs::Access(const RequestContext& context, const op::Access& args
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
   if (options_.read_only && (args.in.mask & W_OK)) return reply.Error(EROFS);
-  if (CallAsCaller(context, 0, [&] {
+  if (CallAsCaller(context, kCreatesNothing, [&] {
         return ::faccessat(inode->path.get(), "", static_cast<int>(args.in.mask),
                            AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW);
       }) != 0) {

@@ -43,12 +43,14 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
 void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view name,
                                 absl::FunctionRef<int(int dir_fd, const char* name)> remove,
                                 EmptyReply reply) {
+  const std::shared_ptr<const Inode> leaving = inodes_.NodeNamed(context.nodeid(), name);
   ChangeEntry(
-      context, name, remove, [&] { inodes_.Removed(context.nodeid(), name); }, std::move(reply));
+      context, name, remove, [&] { inodes_.Removed(context.nodeid(), name, leaving); },
+      std::move(reply));
 }
 
-// The node the name leaves is held open across the change, so that the table, which may have
-// reached it only by that name, keeps it open once the name is gone.
+// A node that loses its name is held open across the change by the caller: the table, which may
+// have reached it only by that name, keeps that fd once the name is gone.
 void PassthroughFs::ChangeEntry(const RequestContext& context, std::string_view name,
                                 absl::FunctionRef<int(int dir_fd, const char* name)> change,
                                 absl::FunctionRef<void()> changed, EmptyReply reply) {
@@ -56,9 +58,8 @@ void PassthroughFs::ChangeEntry(const RequestContext& context, std::string_view 
   if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
     return reply.Error(error);
   }
-  const std::shared_ptr<const Inode> leaving = inodes_.NodeNamed(context.nodeid(), name);
   const std::string name_string(name);
-  if (CallAsCaller(context, 0, [&] { return change(dir->path.get(), name_string.c_str()); }) != 0) {
+  if (CallAsCaller(context, kCreatesNothing, [&] { return change(dir->path.get(), name_string.c_str()); }) != 0) {
     return reply.Error(errno);
   }
   changed();
@@ -134,7 +135,7 @@ void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args
       },
       [&] {
         inodes_.Renamed(context.nodeid(), args.old_name, args.newdir, new_name,
-                        (args.flags & RENAME_EXCHANGE) != 0);
+                        (args.flags & RENAME_EXCHANGE) != 0, replaced);
       },
       std::move(reply));
 }

@@ -121,7 +121,7 @@ void PassthroughFs::ChangeXattr(const RequestContext& context, EmptyReply reply,
       error != 0) {
     return reply.Error(error);
   }
-  if (CallAsCaller(context, 0, [&] { return change(path.c_str()); }) != 0) {
+  if (CallAsCaller(context, kCreatesNothing, [&] { return change(path.c_str()); }) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();

@@ -276,6 +276,7 @@ class NamedInodeTableTest : public BoundedInodeTableTest {
     without.effective &= ~kDacReadSearch;
     ASSERT_TRUE(SetThreadCapabilities(without));
     BoundedInodeTableTest::SetUp();
+    ASSERT_FALSE(table_->reopens_by_handle()) << "the tests below would prove nothing";
     std::filesystem::create_directories(root_.path() + "/a/b");
     WriteFile(root_.path() + "/a/b/deep", "deep");
   }
@@ -294,7 +295,7 @@ class NamedInodeTableTest : public BoundedInodeTableTest {
   void RenameF1IntoDir() {
     const uint64_t dir = NodeOf(InodeTable::kRootNodeId, "dir");
     std::filesystem::rename(root_.path() + "/f1", root_.path() + "/dir/renamed");
-    table_->Renamed(InodeTable::kRootNodeId, "f1", dir, "renamed", false);
+    table_->Renamed(InodeTable::kRootNodeId, "f1", dir, "renamed", false, nullptr);
   }
 
   // Looks up kOpenLimit other files, so that every node looked up before is closed.
@@ -364,7 +365,7 @@ TEST_F(NamedInodeTableTest, AnExchangeSwapsTheTwoNodesNames) {
   ASSERT_EQ(::renameat2(AT_FDCWD, (root_.path() + "/f1").c_str(), AT_FDCWD,
                         (root_.path() + "/f2").c_str(), RENAME_EXCHANGE),
             0);
-  table_->Renamed(InodeTable::kRootNodeId, "f1", InodeTable::kRootNodeId, "f2", true);
+  table_->Renamed(InodeTable::kRootNodeId, "f1", InodeTable::kRootNodeId, "f2", true, nullptr);
   EXPECT_EQ(BackingOf(first_node), std::pair(first.attr.st_dev, first.attr.st_ino));
   EXPECT_EQ(BackingOf(second_node), std::pair(second.attr.st_dev, second.attr.st_ino));
 }
@@ -390,7 +391,7 @@ TEST_F(NamedInodeTableTest, ANodeWhoseNameIsRemovedStaysOpenUntilForget) {
     const std::shared_ptr<const Inode> held = table_->NodeNamed(InodeTable::kRootNodeId, "f1");
     ASSERT_NE(held, nullptr);
     std::filesystem::remove(root_.path() + "/f1");
-    table_->Removed(InodeTable::kRootNodeId, "f1");
+    table_->Removed(InodeTable::kRootNodeId, "f1", held);
   }
   EXPECT_EQ(table_->pinned_count(), 2u);
   CloseTheOthers();
@@ -416,6 +417,75 @@ TEST_F(NamedInodeTableTest, AForgottenDirectoryStaysWhileANodeIsNamedUnderIt) {
   table_->Forget(file_node, 1);
   EXPECT_EQ(table_->size(), before + static_cast<size_t>(kOpenLimit))
       << "the file and its forgotten directories went together";
+}
+
+// Another worker's lookups (or the rename's own reopens of deep directories) may close the node
+// the caller holds before its name goes: it keeps the held fd, the kernel still having it open.
+TEST_F(NamedInodeTableTest, AHeldNodeClosedBeforeItsRemovalStaysReachable) {
+  Found removed;
+  const uint64_t removed_node = LookUpClosed("f1", removed);
+  {
+    const std::shared_ptr<const Inode> held = table_->NodeNamed(InodeTable::kRootNodeId, "f1");
+    ASSERT_NE(held, nullptr);
+    CloseTheOthers();
+    std::filesystem::remove(root_.path() + "/f1");
+    table_->Removed(InodeTable::kRootNodeId, "f1", held);
+  }
+  EXPECT_EQ(BackingOf(removed_node), std::pair(removed.attr.st_dev, removed.attr.st_ino))
+      << std::strerror(errno);
+}
+
+// Revisions mode: a file shared by two revisions (hard-linked) under directories that are other
+// inodes in the next revision is still reached under the old root's directories.
+TEST_F(NamedInodeTableTest, AClosedNodeUnchangedAcrossARootSwitchStaysReachable) {
+  std::filesystem::create_directories(root_.path() + "/r2/a/b");
+  std::filesystem::create_hard_link(root_.path() + "/a/b/deep", root_.path() + "/r2/a/b/deep");
+  Found deep;
+  ASSERT_EQ(table_->Lookup(NodeOf(NodeOf(InodeTable::kRootNodeId, "a"), "b"), "deep", deep), 0);
+  const uint64_t deep_node = deep.inode->nodeid;
+  deep.inode.reset();
+  CloseTheOthers();
+  table_->ReplaceRoot(UniqueFd(::open((root_.path() + "/r2").c_str(), O_PATH | O_CLOEXEC)));
+  EXPECT_EQ(BackingOf(deep_node), std::pair(deep.attr.st_dev, deep.attr.st_ino))
+      << std::strerror(errno);
+}
+
+// A shell's cwd in a/b while, behind the mount, b moves out and a moves into it: `ls a` there
+// finds a under b while b's name says it is under a. Two nodes naming each other would stay
+// forever; a is left with its old name instead.
+TEST_F(NamedInodeTableTest, StaleNamesThatWouldMakeALoopDoNotKeepNodesForever) {
+  const size_t before = table_->size();
+  const uint64_t a = NodeOf(InodeTable::kRootNodeId, "a");
+  const uint64_t b = NodeOf(a, "b");
+  std::filesystem::rename(root_.path() + "/a/b", root_.path() + "/b2");
+  std::filesystem::rename(root_.path() + "/a", root_.path() + "/b2/a");
+  ASSERT_EQ(NodeOf(b, "a"), a);
+  table_->Forget(a, 2);
+  table_->Forget(b, 1);
+  EXPECT_EQ(table_->size(), before);
+}
+
+// A closed node does not keep its inode, so its number can come back for another file, which
+// must not be served as the old node (the handle tells them apart where there is one).
+TEST_F(NamedInodeTableTest, AReusedInodeNumberUnderAnotherNameIsAnotherNode) {
+  WriteFile(root_.path() + "/victim", "old");
+  Found old_file;
+  const uint64_t old_node = LookUpClosed("victim", old_file);
+  std::filesystem::remove(root_.path() + "/victim");
+  // ext4 hands the freed number out again soon; try a few names until it does.
+  std::string reused;
+  for (int i = 0; i < 200 && reused.empty(); ++i) {
+    const std::string name = "new" + std::to_string(i);
+    WriteFile(root_.path() + "/" + name, "new");
+    struct stat st {};
+    ASSERT_EQ(::stat((root_.path() + "/" + name).c_str(), &st), 0);
+    if (st.st_ino == old_file.attr.st_ino) reused = name;
+  }
+  EXPECT_EQ(table_->Get(old_node), nullptr) << "a deleted inode is still served";
+  if (reused.empty()) return;  // a filesystem that does not reuse numbers soon (tmpfs) ends here
+  Found new_file;
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, new_file), 0);
+  EXPECT_NE(new_file.inode->nodeid, old_node) << "another file got the deleted file's node";
 }
 
 }  // namespace
