@@ -61,6 +61,13 @@ class Ring {
   // Submits everything queued and waits for at least `wait` completions; -errno on failure.
   int SubmitAndWait(unsigned wait) { return io_uring_submit_and_wait(&ring_, wait); }
 
+  // The same, waiting at most `nanoseconds`: -ETIME when that passes with no completion.
+  int SubmitAndWaitFor(long nanoseconds) {
+    __kernel_timespec timeout{0, nanoseconds};
+    io_uring_cqe* cqe = nullptr;
+    return io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &timeout, nullptr);
+  }
+
   // Calls `handle(cqe)` for every completion available, then marks them seen.
   template <typename Handle>
   unsigned DrainCompletions(Handle&& handle) {

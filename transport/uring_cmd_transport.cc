@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "protocol/abi.h"
+#include "protocol/notify.h"
 #include "transport/cpus.h"
 #include "transport/dev_fuse_reader.h"
 #include "transport/fd.h"
@@ -26,6 +28,17 @@ namespace {
 
 constexpr size_t kDefaultEntriesPerQueue = 8;
 constexpr int kRingFileIndex = 0;
+
+// How long a stalled queue (see UringQueue::Stalled) waits for a commit before it makes one.
+constexpr long kStallNanoseconds = 1'000'000;
+
+// The uniques of the queues' own RETRIEVE notifications (UringQueue::Pump), each queue's its
+// own: bits 62 and 61 set, far above the kernel's request uniques and the Notifier's (from
+// 1 << 62 in steps of 2), bit 0 clear (it marks INTERRUPT), bit 63 clear (RESEND).
+constexpr uint64_t kPumpUniques = (uint64_t{1} << 62) | (uint64_t{1} << 61);
+constexpr int kPumpQueueShift = 40;
+
+bool IsPumpUnique(uint64_t unique) { return (unique >> 61) == (kPumpUniques >> 61); }
 
 // Anonymous memory for the payload buffers: reserved, not touched, so an entry costs resident
 // memory only for the bytes requests actually use.
@@ -83,6 +96,7 @@ class UringQueue : public ReplyChannel {
     iovec iov[2];
     uint64_t commit_id = 0;
     EntryState state = EntryState::kAwaitingRequest;
+    uint64_t nodeid = 0;  // of its request
   };
 
   // A reply made while its handler runs waits here until the handler returns: the payload it
@@ -114,7 +128,11 @@ class UringQueue : public ReplyChannel {
   absl::Status MakeEntries(size_t count);
   absl::Status SubmitRegistration();
   int Submit(unsigned wait);
+  int SubmitAndWaitForACommit();
   void KeepReserve();
+  bool Stalled() const;
+  void OnStall();
+  int Pump();
   io_uring_sqe* CommandSqe(uint32_t entry, abi::UringCmd command);
   void GiveUp(uint32_t entry, abi::UringCmd command);
   void Register(uint32_t entry);
@@ -144,6 +162,10 @@ class UringQueue : public ReplyChannel {
   bool connection_over_ = false;  // the kernel ended the queue's commands: never grow again
   size_t finished_ = 0;
   bool done_ = false;
+  bool new_requests_ = false;  // the kernel handed out requests since the last pump
+  bool pump_warned_ = false;   // no RETRIEVE was accepted, and said so in the log
+  uint64_t pumps_ = 0;
+  size_t pump_from_ = 0;  // where Pump looks for a parked request first
   StagedReply staged_;
   std::mutex inbox_mutex_;
   std::vector<LateReply> inbox_;
@@ -243,9 +265,19 @@ int UringQueue::Submit(unsigned wait) {
   return ring_.SubmitAndWait(wait);
 }
 
+// Submit(1), but -ETIME once kStallNanoseconds pass with nothing to do.
+int UringQueue::SubmitAndWaitForACommit() {
+  kernel_free_ = free_;
+  return ring_.SubmitAndWaitFor(kStallNanoseconds);
+}
+
 void UringQueue::Run() {
   while (!done_) {
-    const int result = Submit(1);
+    const int result = Stalled() ? SubmitAndWaitForACommit() : Submit(1);
+    if (result == -ETIME) {
+      OnStall();
+      continue;
+    }
     if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) {
       Log(LogLevel::kError, "queue %u: io_uring_enter failed: %s", index_, std::strerror(-result));
       break;
@@ -279,6 +311,57 @@ void UringQueue::KeepReserve() {
       "queue %u: %u of its %u entries hold requests not answered yet, and no entry can be "
       "added (%s): requests from CPU %d may wait until those are answered",
       index_, entries_.size() - free_, entries_.size(), added.ToString(), cpu_);
+}
+
+// Requests that found no free entry wait in the kernel, and only a commit on this queue hands
+// them out, one per COMMIT_AND_FETCH; REGISTER does not. A queue whose every held request is
+// parked (answered late) commits nothing until a wait ends, which may need a request waiting
+// there (the unlock), whatever entries it adds: stalled, once requests came since its last pump.
+bool UringQueue::Stalled() const {
+  const size_t held = entries_.size() - free_ - finished_;
+  return new_requests_ && held > 0 && free_ > 0 && !connection_over_ &&
+         !transport_.stopping_.load(std::memory_order_relaxed);
+}
+
+// No commit came within kStallNanoseconds: the queue makes a request of its own, answered at
+// once. The kernel gives it a free entry, and its commit hands out the oldest waiting request,
+// if any; if that one parks too, the queue is stalled again, and so on until the kernel has
+// none left.
+void UringQueue::OnStall() {
+  new_requests_ = false;
+  const int error = Pump();
+  if (error == 0 || pump_warned_) return;
+  pump_warned_ = true;
+  Log(LogLevel::kWarning,
+      "queue %u: no RETRIEVE the kernel accepts (%s): requests from CPU %d that wait in the "
+      "kernel wait until a request of that CPU is answered",
+      index_, std::strerror(error), cpu_);
+}
+
+// The queue's own request: a RETRIEVE of no bytes, written from this queue's CPU, which the
+// kernel answers with a NOTIFY_REPLY on this CPU's queue. It names the node of a parked
+// request, which the kernel keeps cached while its caller waits; the kernel retrieves only from
+// regular files (EINVAL for others), so a few parked requests are tried. 0, or the last errno.
+int UringQueue::Pump() {
+  constexpr int kTries = 4;
+  int error = ENOENT;  // nothing parked to name
+  int tries = 0;
+  for (size_t i = 0; i < entries_.size() && tries < kTries; ++i) {
+    const size_t at = (pump_from_ + i) % entries_.size();
+    if (entries_[at].state != EntryState::kInHandler) continue;
+    ++tries;
+    const uint64_t counter = (++pumps_ << 1) & ((uint64_t{1} << kPumpQueueShift) - 1);
+    const uint64_t unique = kPumpUniques | (uint64_t{index_} << kPumpQueueShift) | counter;
+    const Notification retrieve = EncodeNotifyRetrieve(unique, entries_[at].nodeid, 0, 0);
+    std::array<std::byte, sizeof(abi::OutHeader) + sizeof(abi::NotifyRetrieveOut)> bytes;
+    const size_t size = retrieve.CopyTo(bytes);
+    if (::write(transport_.context_.session_fd, bytes.data(), size) == static_cast<ssize_t>(size)) {
+      pump_from_ = at;  // a node the kernel took: the first to try next time
+      return 0;
+    }
+    error = errno;
+  }
+  return error;
 }
 
 io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
@@ -399,6 +482,12 @@ void UringQueue::OnRequest(uint32_t entry) {
                           sizeof(abi::InHeader));
   abi::InHeader header;
   std::memcpy(&header, in_out.data(), sizeof(header));
+  if (header.opcode == static_cast<uint32_t>(Opcode::kNotifyReply) && IsPumpUnique(header.unique)) {
+    Commit(entry, header.unique, 0, {});  // the queue's own: its commit is all it is for
+    return;
+  }
+  new_requests_ = true;
+  e.nodeid = header.nodeid;
 
   const std::atomic<bool>* interrupted = transport_.inflight_->Begin(index_, header.unique);
   current_queue_ = this;

@@ -11,18 +11,28 @@
 // unmount also stops the queues.
 //
 // A request answered late (after its handler returned: a parked lock wait) keeps its entry until
-// the reply is committed, and a request that finds no free entry on its CPU's queue waits in the
-// kernel for a commit on that queue. So a queue keeps a reserve of free entries: whenever fewer
-// are free, it registers new ones (the kernel accepts REGISTER at any time), up to
+// the reply is committed. A request that finds no free entry on its CPU's queue waits in the
+// kernel, and only a commit on that queue hands it out (COMMIT_AND_FETCH takes the oldest one;
+// REGISTER takes none, fs/fuse/dev_uring.c). So a queue keeps a reserve of free entries: whenever
+// fewer are free, it registers new ones (the kernel accepts REGISTER at any time), up to
 // kMaxEntriesPerQueue. The reserve starts at `queue_depth` and doubles, up to kMaxReserve, each
 // time the kernel hands out the last free entry. Entries are never unregistered (the kernel
 // cannot): a queue keeps the most it ever needed, costing address space, and resident memory
-// only for what requests wrote. What the reserve cannot exclude: more requests arriving at once
-// than it holds, before the queue's thread runs again. Those that find no free entry wait in the
-// kernel, and REGISTER does not take them (fs/fuse/dev_uring.c): each commit on the queue takes
-// one, so they wait for the next answer on that queue. A handler that may
-// hold many requests unanswered must bound them below kMaxLateRequestsPerQueue (ringfused's lock
-// waiter does), or requests from a CPU whose queue is full wait until one is answered.
+// only for what requests wrote.
+//
+// No reserve holds every burst: requests that came at once, before the queue's thread ran
+// again, wait in the kernel, and if every request the queue then holds is parked, none
+// commits, whatever entries it adds; the unlock that would end the waits may be among those
+// waiting. So a queue that holds only parked requests, once requests came since, waits at most
+// a millisecond for a commit and then makes a request of its own on its CPU: a RETRIEVE of no
+// bytes of a parked request's node, answered by a NOTIFY_REPLY that takes a free entry and is
+// committed at once, handing out the oldest waiting request. Until the kernel has none left.
+// The kernel retrieves only from regular files: a queue whose parked requests name none says so
+// once in the log, and what waits there waits for a commit.
+// The guarantee: with at most kMaxLateRequestsPerQueue requests of a queue answered late, no
+// number of them stops that CPU's other requests. A handler that may hold many requests
+// unanswered must bound them below it (ringfused's lock waiter does, with ENOLCK beyond); past
+// it, requests from a CPU whose queue is full wait until one is answered.
 #pragma once
 
 #include <atomic>
