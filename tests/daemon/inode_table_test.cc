@@ -182,6 +182,18 @@ class BoundedInodeTableTest : public InodeTableTest {
     table_->Forget(probe.inode->nodeid, 1);
   }
 
+  // Makes new files until one gets inode number `ino` (ext4 hands a freed number out again
+  // soon); returns its name, or "" if none did.
+  std::string NewFileReusing(ino_t ino) {
+    for (int i = 0; i < 200; ++i) {
+      const std::string name = "new" + std::to_string(i);
+      WriteFile(root_.path() + "/" + name, "new");
+      struct stat st {};
+      if (::stat((root_.path() + "/" + name).c_str(), &st) == 0 && st.st_ino == ino) return name;
+    }
+    return "";
+  }
+
   // The (st_dev, st_ino) of what the node's fd reaches.
   std::pair<dev_t, ino_t> BackingOf(uint64_t nodeid) {
     const std::shared_ptr<const Inode> inode = table_->Get(nodeid);
@@ -239,15 +251,7 @@ TEST_F(BoundedInodeTableTest, AReusedInodeNumberIsAnotherNode) {
   }
   other.inode.reset();
   std::filesystem::remove(root_.path() + "/victim");
-  // ext4 hands the freed number out again soon; try a few names until it does.
-  std::string reused;
-  for (int i = 0; i < 200 && reused.empty(); ++i) {
-    const std::string name = "new" + std::to_string(i);
-    WriteFile(root_.path() + "/" + name, "new");
-    struct stat st {};
-    ASSERT_EQ(::stat((root_.path() + "/" + name).c_str(), &st), 0);
-    if (st.st_ino == old_file.attr.st_ino) reused = name;
-  }
+  const std::string reused = NewFileReusing(old_file.attr.st_ino);
   EXPECT_EQ(table_->Get(old_node), nullptr) << "a deleted inode is still served";
   EXPECT_EQ(errno, ESTALE);
   if (reused.empty()) return;  // a filesystem that does not reuse numbers soon (tmpfs) ends here
@@ -472,15 +476,7 @@ TEST_F(NamedInodeTableTest, AReusedInodeNumberUnderAnotherNameIsAnotherNode) {
   Found old_file;
   const uint64_t old_node = LookUpClosed("victim", old_file);
   std::filesystem::remove(root_.path() + "/victim");
-  // ext4 hands the freed number out again soon; try a few names until it does.
-  std::string reused;
-  for (int i = 0; i < 200 && reused.empty(); ++i) {
-    const std::string name = "new" + std::to_string(i);
-    WriteFile(root_.path() + "/" + name, "new");
-    struct stat st {};
-    ASSERT_EQ(::stat((root_.path() + "/" + name).c_str(), &st), 0);
-    if (st.st_ino == old_file.attr.st_ino) reused = name;
-  }
+  const std::string reused = NewFileReusing(old_file.attr.st_ino);
   EXPECT_EQ(table_->Get(old_node), nullptr) << "a deleted inode is still served";
   if (reused.empty()) return;  // a filesystem that does not reuse numbers soon (tmpfs) ends here
   Found new_file;
