@@ -115,6 +115,7 @@ std::string MediansTable(const CompareOptions& options, const std::vector<Sample
 
 std::string SpreadTable(const CompareOptions& options, const std::vector<Sample>& samples) {
   return Table(options, [&](const ReportRow& row, const std::string& label) {
+    if (row.metric == kCleanStopMetric) return std::string("–");  // yes or an error: no spread
     return SpreadCell(Summarize(samples, label, row));
   });
 }
