@@ -23,13 +23,33 @@
 // marks every dentry of the connection stale at once, and a dentry is looked up again when
 // next used; on an older kernel the epoch publish fails, and so does the benchmark.
 //
+// compare: a side-by-side benchmark of FUSE daemons against the plain directory (issue 9).
+//
+//   ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=stat,create,...]
+//                  [--files=10000] [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...
+//
+// CONFIG is native, ringfused[:transport=...,cache=on|off,passthrough,depth=N,threads=N,
+// o=NAME[=VALUE],name=LABEL], floor[:transport=...] (the null filesystem, the limit a daemon can
+// approach) or cmd:LABEL=TEMPLATE (any daemon run in the foreground, {src} and {mnt} replaced;
+// see tools/compare_configs.h). For each round, each config in turn gets a fresh source tree, a
+// mount, the workloads of tools/compare_workloads.h with the daemon's CPU time around each, and
+// an unmount; results.csv, results.md (medians, ratios, spread; printed at the end) and
+// chart.svg go to --output-dir (default: a new directory here). A workload that fails shows its
+// error in the table; --check fails the run when native or a ringfused config lacks a metric.
+//
 // Exit status: 0; 1 when a publish failed, the daemon did not end cleanly, or a check failed;
 // 2 for a bad command line; 77 (ctest's SKIP_RETURN_CODE) when this process cannot mount FUSE
 // (not root, no /dev/fuse), after saying why; 130 after SIGINT, SIGTERM or SIGHUP, which stop it
 // between two steps and still unmount, remove the temporary trees and restore the io_uring
 // switch. --transport=uring-cmd turns FUSE-over-io_uring on for the run (and restores the old
 // setting); auto leaves it as the machine has it, and the tables say what the daemon chose.
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <variant>
@@ -45,6 +65,12 @@
 #include "tools/bench_invalidate.h"
 #include "tools/bench_notify_floor.h"
 #include "tools/bench_system.h"
+#include "tools/compare_chart.h"
+#include "tools/compare_check.h"
+#include "tools/compare_report.h"
+#include "tools/compare_run.h"
+#include "tools/compare_workloads.h"
+#include "tools/null_server.h"
 #include "transport/transport.h"
 #include "transport/uring_switch.h"
 
@@ -56,6 +82,13 @@ ABSL_FLAG(std::string, transport, "auto", "ringfused's transport: auto, threads,
 ABSL_FLAG(int, count, 8000, "notify-floor: messages of each kind per run");
 ABSL_FLAG(std::string, ringfused, "",
           "the daemon binary (default: ../daemon/ringfused next to this program)");
+ABSL_FLAG(int, rounds, 3, "compare: rounds; every config runs once per round, interleaved");
+ABSL_FLAG(int, seconds, 5, "compare: seconds per workload (randread: per job count)");
+ABSL_FLAG(std::string, workloads, "", "compare: workloads to run, comma-separated (default all)");
+ABSL_FLAG(int, files, 10000, "compare: small files in the source tree's directory");
+ABSL_FLAG(int, big_file_mib, 512, "compare: size of the big file (random and sequential I/O)");
+ABSL_FLAG(std::string, output_dir, "", "compare: where results go (default: a new directory here)");
+ABSL_FLAG(bool, check, false, "compare: fail unless native and ringfused have every metric");
 
 namespace ringfuse::tools {
 namespace {
@@ -137,6 +170,109 @@ int Invalidate() {
   return RunInvalidate(std::get<InvalidateConfig>(config));
 }
 
+std::variant<CompareOptions, int> ReadCompareOptions(const std::vector<char*>& configs) {
+  CompareOptions options;
+  options.rounds = absl::GetFlag(FLAGS_rounds);
+  options.seconds = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  options.files = absl::GetFlag(FLAGS_files);
+  options.big_file_mib = absl::GetFlag(FLAGS_big_file_mib);
+  if (options.rounds < 1 || absl::GetFlag(FLAGS_seconds) < 1 || options.files < 1 ||
+      options.big_file_mib < 1) {
+    return BadUsage("--rounds, --seconds, --files and --big-file-mib must be positive");
+  }
+  options.workloads = absl::StrSplit(absl::GetFlag(FLAGS_workloads), ',', absl::SkipEmpty());
+  if (options.workloads.empty()) options.workloads = WorkloadNames();
+  for (const std::string& workload : options.workloads) {
+    const std::vector<std::string>& known = WorkloadNames();
+    if (std::find(known.begin(), known.end(), workload) == known.end()) {
+      return BadUsage("unknown workload " + workload);
+    }
+  }
+  std::string ringfused = absl::GetFlag(FLAGS_ringfused);
+  const DaemonBinaries binaries{ringfused.empty() ? RingfusedNextToThisProgram() : ringfused,
+                                "/proc/self/exe"};
+  for (const char* text : configs) {
+    absl::StatusOr<CompareConfig> config = ParseCompareConfig(text, binaries);
+    if (!config.ok()) return BadUsage(std::string(config.status().message()));
+    options.configs.push_back(std::move(*config));
+  }
+  if (options.configs.empty()) return BadUsage("compare needs at least one CONFIG");
+  return options;
+}
+
+// --output-dir, made if needed, or a new ringfuse-compare-DATE-TIME here.
+std::optional<std::string> MakeOutputDir() {
+  std::string dir = absl::GetFlag(FLAGS_output_dir);
+  if (dir.empty()) {
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::gmtime(&now));
+    dir = std::string("ringfuse-compare-") + stamp;
+  }
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    std::fprintf(stderr, "ringfuse-bench: %s: %s\n", dir.c_str(), error.message().c_str());
+    return std::nullopt;
+  }
+  return std::filesystem::absolute(dir).string();
+}
+
+bool WriteText(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::trunc);
+  file << text;
+  return static_cast<bool>(file);
+}
+
+int Compare(const std::vector<char*>& configs, const std::string& command_line) {
+  std::variant<CompareOptions, int> parsed = ReadCompareOptions(configs);
+  if (const int* status = std::get_if<int>(&parsed)) return *status;
+  CompareOptions& options = std::get<CompareOptions>(parsed);
+  if (std::optional<std::string> why = WhyFuseMountsCannotRun()) {
+    std::printf("ringfuse-bench: skipped: %s\n", why->c_str());
+    return kSkipped;
+  }
+  std::optional<std::string> output_dir = MakeOutputDir();
+  if (!output_dir) return 1;
+  options.output_dir = *output_dir;
+  std::fprintf(stderr, "ringfuse-bench compare: results in %s\n", output_dir->c_str());
+  CatchStopSignals();
+  const std::vector<Sample> samples = RunCompare(options);
+  const std::string markdown = MarkdownReport(options, samples, command_line);
+  if (!WriteText(*output_dir + "/results.csv", CsvText(samples)) ||
+      !WriteText(*output_dir + "/results.md", markdown) ||
+      !WriteText(*output_dir + "/chart.svg", ChartSvg(options, samples))) {
+    std::fprintf(stderr, "ringfuse-bench: cannot write to %s\n", output_dir->c_str());
+    return 1;
+  }
+  std::printf("%s", markdown.c_str());
+  if (StopRequested()) return 130;
+  if (absl::GetFlag(FLAGS_check)) {
+    if (absl::Status checked = CheckOutput(options); !checked.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(checked.message()).c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// absl spells flag names with underscores; the documented spelling (--big-file-mib) has hyphens.
+void AcceptHyphenatedFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") break;
+    if (argv[i][0] != '-' || argv[i][1] != '-') continue;
+    for (char* c = argv[i] + 2; *c != '\0' && *c != '='; ++c) {
+      if (*c == '-') *c = '_';
+    }
+  }
+}
+
+std::string CommandLine(int argc, char** argv) {
+  std::string text = "ringfuse-bench";
+  for (int i = 1; i < argc; ++i) text += std::string(" ") + argv[i];
+  return text;
+}
+
 }  // namespace
 }  // namespace ringfuse::tools
 
@@ -147,8 +283,21 @@ int main(int argc, char** argv) {
       "                 [--methods=entries,entries-batched,epoch,none]\n"
       "                 [--transport=auto|threads|uring|uring-cmd] [--ringfused=PATH]\n"
       "  ringfuse-bench notify-floor [--count=8000] [--runs=100]\n"
-      "                 [--transport=auto|threads|uring|uring-cmd]");
+      "                 [--transport=auto|threads|uring|uring-cmd]\n"
+      "  ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=a,b,...] [--files=10000]\n"
+      "                 [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...\n"
+      "    CONFIG: native | ringfused[:transport=T,cache=on|off,passthrough,depth=N,threads=N,\n"
+      "            o=NAME[=VALUE],name=LABEL] | floor[:transport=T] | cmd:LABEL=TEMPLATE\n"
+      "            (TEMPLATE: a command line, split on spaces, with {src} and {mnt})");
+  const std::string command_line = ringfuse::tools::CommandLine(argc, argv);
+  ringfuse::tools::AcceptHyphenatedFlags(argc, argv);
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() == 4 && std::string(args[1]) == "compare-serve-null") {
+    return ringfuse::tools::ServeNullFs(args[2], 0, args[3]);  // the floor config's daemon
+  }
+  if (args.size() >= 2 && std::string(args[1]) == "compare") {
+    return ringfuse::tools::Compare(std::vector<char*>(args.begin() + 2, args.end()), command_line);
+  }
   if (args.size() == 2 && std::string(args[1]) == "invalidate") {
     return ringfuse::tools::Invalidate();
   }

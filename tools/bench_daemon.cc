@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "daemon/control_socket.h"
+#include "tools/bench_child.h"
 #include "tools/bench_system.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
@@ -33,15 +33,9 @@ constexpr absl::Duration kStartTimeout = absl::Seconds(20);
 constexpr absl::Duration kStopTimeout = absl::Seconds(20);
 constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 
-// In the child: its own process group, so that Ctrl-C reaches only the benchmark, which then
-// stops the daemon in order; a SIGTERM should the benchmark be killed outright, so that the
-// daemon unmounts anyway; stdout and stderr go to the log.
+// In the child: ringfused with its output in the log (BecomeDaemonChild says why the rest).
 [[noreturn]] void ExecDaemon(const DaemonLaunch& launch, int log_fd, pid_t benchmark) {
-  ::setpgid(0, 0);
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() != benchmark) ::_exit(127);  // it died before the line above
-  ::dup2(log_fd, STDOUT_FILENO);
-  ::dup2(log_fd, STDERR_FILENO);
+  BecomeDaemonChild(log_fd, benchmark);
   const std::string transport = "--transport=" + launch.transport;
   std::vector<const char*> argv = {
       launch.binary.c_str(), "--revisions", launch.repo.c_str(), launch.mountpoint.c_str(), "-f",
@@ -49,22 +43,6 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
   ::execv(launch.binary.c_str(), const_cast<char* const*>(argv.data()));
   std::fprintf(stderr, "cannot run %s: %s\n", launch.binary.c_str(), std::strerror(errno));
   ::_exit(127);
-}
-
-// The child's exit status once it has ended, or nothing while it runs.
-std::optional<int> Reap(pid_t pid, bool block) {
-  int status = 0;
-  pid_t done;
-  do {
-    done = ::waitpid(pid, &status, block ? 0 : WNOHANG);
-  } while (done < 0 && errno == EINTR);
-  if (done != pid) return std::nullopt;
-  return status;
-}
-
-std::string DescribeExit(int status) {
-  if (WIFSIGNALED(status)) return absl::StrFormat("was killed by signal %d", WTERMSIG(status));
-  return absl::StrFormat("exited with status %d", WEXITSTATUS(status));
 }
 
 }  // namespace
@@ -100,7 +78,7 @@ DaemonProcess::~DaemonProcess() { (void)Stop(); }
 absl::Status DaemonProcess::AwaitControl() {
   const absl::Time deadline = absl::Now() + kStartTimeout;
   while (absl::Now() < deadline && !StopRequested()) {
-    if ((exit_status_ = Reap(pid_, false))) {
+    if ((exit_status_ = ReapChild(pid_, false))) {
       return absl::UnavailableError(absl::StrFormat("%s %s before serving:\n%s", launch_.binary,
                                                     DescribeExit(*exit_status_), LogText()));
     }
@@ -119,12 +97,12 @@ std::optional<int> DaemonProcess::EndChild() {
   if (exit_status_) return exit_status_;
   ::kill(pid_, SIGTERM);
   const absl::Time deadline = absl::Now() + kStopTimeout;
-  while (!(exit_status_ = Reap(pid_, false)) && absl::Now() < deadline) {
+  while (!(exit_status_ = ReapChild(pid_, false)) && absl::Now() < deadline) {
     absl::SleepFor(kPollInterval);
   }
   if (!exit_status_) {
     ::kill(pid_, SIGKILL);
-    exit_status_ = Reap(pid_, true);
+    exit_status_ = ReapChild(pid_, true);
   }
   return exit_status_;
 }

@@ -19,9 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,8 +31,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "tools/null_fs.h"
-#include "transport/session.h"
-#include "transport/signals.h"
+#include "tools/null_server.h"
+#include "tools/proc_stats.h"
 #include "transport/uring_switch.h"
 
 ABSL_FLAG(std::string, transports, "threads,uring,uring-cmd", "transports to compare");
@@ -52,40 +50,6 @@ struct Measurement {
   double p99_us = 0;
   double server_cpu_us_per_op = 0;
 };
-
-// The child: serve the null filesystem until SIGTERM.
-int Serve(const std::string& transport_name, int depth, const std::string& mountpoint) {
-  StopSignals signals;  // before any thread exists
-  absl::StatusOr<TransportKind> kind = ParseTransportKind(transport_name);
-  if (!kind.ok()) return std::fprintf(stderr, "%s\n", kind.status().ToString().c_str()), 2;
-  SessionOptions options;
-  options.mount.mountpoint = mountpoint;
-  options.mount.fsname = "ringfuse-null";
-  options.transport = *kind;
-  options.transport_options.queue_depth = depth;
-  NullFs fs;
-  absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(options, fs);
-  if (!session.ok()) return std::fprintf(stderr, "%s\n", session.status().ToString().c_str()), 1;
-  std::printf("ready\n");
-  std::fflush(stdout);
-  signals.Wait(**session);
-  return 0;
-}
-
-// utime + stime of a process, in microseconds.
-double ProcessCpuMicros(pid_t pid) {
-  std::ifstream file(absl::StrFormat("/proc/%d/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(file)), {});
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; fields >> field && i <= 15; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);
-  }
-  return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 struct Server {
   pid_t pid = -1;
@@ -233,7 +197,7 @@ int main(int argc, char** argv) {
       "[--seconds=5] [--rounds=3] [--depth=N]");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() == 4 && std::string(args[1]) == "serve") {
-    return ringfuse::tools::Serve(args[2], absl::GetFlag(FLAGS_depth), args[3]);
+    return ringfuse::tools::ServeNullFs(args[2], absl::GetFlag(FLAGS_depth), args[3]);
   }
   return ringfuse::tools::Run();
 }

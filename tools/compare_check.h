@@ -1,0 +1,17 @@
+// ringfuse-bench compare --check: what CI's smoke test asserts about a finished run, read back
+// from the files it wrote, so that a run that lost a column or a file fails.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "tools/compare_run.h"
+
+namespace ringfuse::tools {
+
+// results.md and chart.svg exist and are not empty, and results.csv has a number for every
+// workload metric of native and of each ringfused config (and the daemon's CPU per operation,
+// peak RSS and clean stop for the ringfused ones) in every round. Errors name what is missing.
+absl::Status CheckOutput(const CompareOptions& options);
+
+}  // namespace ringfuse::tools
