@@ -237,8 +237,8 @@ ActAsCaller::~ActAsCaller() {
   }
 }
 
-int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask, absl::FunctionRef<int()> call,
-                 uint64_t keep) {
+int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
+                 absl::FunctionRef<int()> call, uint64_t keep) {
   ActAsCaller caller(context, umask, keep);
   if (!caller.ok()) {
     errno = EPERM;

@@ -133,8 +133,8 @@ class ActAsCaller {
 
 // Returns `call()` (an fd, or 0, or -1 with errno) made as the caller; -1 with EPERM, without
 // calling, where the thread cannot act as the caller without more rights than the caller's.
-int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask, absl::FunctionRef<int()> call,
-                 uint64_t keep = 0);
+int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
+                 absl::FunctionRef<int()> call, uint64_t keep = 0);
 
 // This thread's own supplementary groups, as the kernel holds them (for tests and restores).
 std::vector<gid_t> ThreadGroups();

@@ -197,7 +197,7 @@ bool InodeTable::SameInode(const Entry& entry, const std::string& handle, const 
   return entry.open != nullptr || (entry.parent == parent && entry.name == name);
 }
 
-int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
+int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, bool maybe_open) {
   if (!IsPlainName(name)) return EINVAL;
   uint64_t names_moved;
   if (!Begin(parent, name, names_moved)) return ESTALE;
@@ -206,11 +206,13 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found) {
   const std::string name_string(name);
   // One stat finds a node already open: most lookups (a cache-off stat storm looks every name
   // up again) cost it alone, instead of an open, a stat, a handle and a close.
-  if (::fstatat(directory->path.get(), name_string.c_str(), &found.attr, AT_SYMLINK_NOFOLLOW) !=
-      0) {
-    return errno;
+  if (maybe_open) {
+    if (::fstatat(directory->path.get(), name_string.c_str(), &found.attr, AT_SYMLINK_NOFOLLOW) !=
+        0) {
+      return errno;
+    }
+    if (FoundOpen(parent, name, names_moved, found)) return 0;
   }
-  if (FoundOpen(parent, name, names_moved, found)) return 0;
   UniqueFd path(
       ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;

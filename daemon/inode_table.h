@@ -81,7 +81,9 @@ class InodeTable {
   // The entry `name` in directory `parent`, counted as one kernel lookup: an existing node if
   // the backing inode already has one, a new node id otherwise. Returns 0 or the errno to
   // answer (EINVAL for a name that is not plain, ESTALE for a forgotten parent).
-  int Lookup(uint64_t parent, std::string_view name, Found& found);
+  // `maybe_open`: the name may well have a node open (false right after making it: that saves a
+  // stat).
+  int Lookup(uint64_t parent, std::string_view name, Found& found, bool maybe_open = true);
   // The kernel forgets `count` lookups; the node is dropped when none remain (never the root) and
   // no node is named under it.
   void Forget(uint64_t nodeid, uint64_t count);

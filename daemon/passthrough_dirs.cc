@@ -18,8 +18,8 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
   // As the caller: without default_permissions, this is where the right to list is checked.
-  const int fd =
-      CallAsCaller(context, kCreatesNothing, [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); });
+  const int fd = CallAsCaller(context, kCreatesNothing,
+                              [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); });
   if (fd < 0) return reply.Error(errno);
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {
@@ -27,7 +27,17 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
     ::close(fd);
     return reply.Error(error);
   }
-  reply.Ok(MakeOpenOut(open_dirs_.Add(std::make_unique<DirHandle>(dir)), 0));
+  reply.Ok(MakeOpenOut(open_dirs_.Add(std::make_unique<DirHandle>(dir)), DirOpenFlags()));
+}
+
+// With caching the kernel keeps a directory's listing (FOPEN_CACHE_DIR) across opens
+// (FOPEN_KEEP_CACHE), as it keeps a file's pages: it drops it itself when the directory changes
+// through the mount, and at a listing from the start once a GETATTR past the attribute timeout
+// shows another mtime, for changes behind the mount's back (fs/fuse/readdir.c). Not in revisions
+// mode: a switch serves another tree under the same node, whose cached mtime INC_EPOCH leaves.
+uint32_t PassthroughFs::DirOpenFlags() const {
+  if (!options_.cache || options_.mode == Mode::kRevisions) return 0;
+  return abi::kFopenCacheDir | abi::kFopenKeepCache;
 }
 
 void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
@@ -59,6 +69,7 @@ bool AddUnlooked(DirentPacker& packer, const dirent& entry, uint64_t next) {
 // cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
 void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
                          DataReply reply) {
+  listings_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<DirHandle> handle = open_dirs_.Find(fh);
   if (handle == nullptr) return reply.Error(EBADF);
   DIR* dir = handle->dir;

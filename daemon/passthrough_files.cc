@@ -143,8 +143,9 @@ int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, i
     return CallAsCaller(
         context, kCreatesNothing, [&] { return Reopen(path_fd, flags); }, keep);
   }
-  const int may_execute = CallAsCaller(
-      context, kCreatesNothing, [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); });
+  const int may_execute = CallAsCaller(context, kCreatesNothing, [&] {
+    return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS);
+  });
   if (may_execute != 0) return -1;
   return Reopen(path_fd, (flags & ~kOpenForExec & ~O_ACCMODE) | O_RDONLY);
 }
@@ -182,7 +183,7 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
                            args.in.umask));
   if (!fd.valid()) return reply.Error(errno);
   abi::EntryOut entry;
-  if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
+  if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
     return reply.Error(error);
   }
   abi::OpenOut open;

@@ -119,9 +119,10 @@ void PassthroughFs::PruneIfTooManyPinned() {
 
 // A name under a directory not everyone may search is not to be cached for other users to walk
 // unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
-int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry) {
+int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry,
+                           bool made) {
   Found found;
-  if (const int error = inodes_.Lookup(parent, name, found); error != 0) return error;
+  if (const int error = inodes_.Lookup(parent, name, found, !made); error != 0) return error;
   PruneIfTooManyPinned();
   entry = EntryFor(found);
   if (KernelSharesUncheckedNames(options_)) {

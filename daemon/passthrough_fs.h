@@ -116,6 +116,7 @@ class PassthroughFs : public Handler {
   // READ and WRITE requests served so far: none for a file the kernel reads through passthrough.
   uint64_t reads_served() const { return reads_.load(std::memory_order_relaxed); }
   uint64_t writes_served() const { return writes_.load(std::memory_order_relaxed); }
+  uint64_t listings_served() const { return listings_.load(std::memory_order_relaxed); }
   // Lock requests waiting for their lock, and lock owners' opens held (owner_locks.h).
   size_t pending_lock_waits() const { return lock_waiter_.pending(); }
   size_t lock_owner_opens() const { return owner_locks_.opens(); }
@@ -138,7 +139,8 @@ class PassthroughFs : public Handler {
                    absl::FunctionRef<int(int dir_fd, const char* name)> change,
                    absl::FunctionRef<void()> changed, EmptyReply reply);
   // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
-  int EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry);
+  // `made`: the name was just made (InodeTable::Lookup's `maybe_open` is false).
+  int EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry, bool made = false);
   abi::EntryOut EntryFor(const Found& found) const;
   // After a lookup: when more nodes are pinned open than the table's open limit, names the
   // least recently used beyond half of it to the pruner.
@@ -146,6 +148,8 @@ class PassthroughFs : public Handler {
   int ApplySetattr(int path_fd, const struct stat& st, const abi::SetattrIn& in);
   // The umask the backing call applies: the request's when the kernel left it to us.
   mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
+  // FOPEN_* flags for an OPENDIR reply.
+  uint32_t DirOpenFlags() const;
   // The backing open's flags for a client's open flags.
   int BackingFlags(uint32_t flags) const;
   // Opens the backing file of `path_fd` with `flags` for the caller of `context`, who keeps the
@@ -177,6 +181,7 @@ class PassthroughFs : public Handler {
   std::atomic<int64_t> last_prune_{0};  // steady_clock ticks of the last prune asked for
   std::atomic<uint64_t> reads_{0};
   std::atomic<uint64_t> writes_{0};
+  std::atomic<uint64_t> listings_{0};  // READDIR and READDIRPLUS
   // Before the lock machinery, which may still use a handle while it winds down.
   HandleRegistry<FileHandle> open_files_;
   HandleRegistry<DirHandle> open_dirs_;

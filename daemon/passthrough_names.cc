@@ -34,7 +34,7 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
     return reply.Error(errno);
   }
   abi::EntryOut entry;
-  if (const int error = EntryOf(context.nodeid(), name, entry); error != 0) {
+  if (const int error = EntryOf(context.nodeid(), name, entry, true); error != 0) {
     return reply.Error(error);
   }
   reply.Ok(entry);
@@ -59,7 +59,8 @@ void PassthroughFs::ChangeEntry(const RequestContext& context, std::string_view 
     return reply.Error(error);
   }
   const std::string name_string(name);
-  if (CallAsCaller(context, kCreatesNothing, [&] { return change(dir->path.get(), name_string.c_str()); }) != 0) {
+  if (CallAsCaller(context, kCreatesNothing,
+                   [&] { return change(dir->path.get(), name_string.c_str()); }) != 0) {
     return reply.Error(errno);
   }
   changed();
