@@ -154,7 +154,9 @@ bool InodeTable::IsAbove(uint64_t nodeid, uint64_t parent) const {
   return parent != 0;
 }
 
+// Every UNLINK and RENAME asks; with handles nothing is named, and no key is built for it.
 uint64_t InodeTable::NodeIdNamed(uint64_t parent, std::string_view name) const {
+  if (by_name_.empty()) return 0;
   auto named = by_name_.find(std::pair(parent, std::string(name)));
   return named == by_name_.end() ? 0 : named->second;
 }
