@@ -1,11 +1,14 @@
-// What an open regular file's fh points to: the backing fd, and whether the kernel reads and
-// writes it through passthrough (the inode's shared backing id, see backing_ids.h).
+// What an open regular file's fh points to: the backing fd, its O_DIRECT twin when the client
+// opened with O_DIRECT, and whether the kernel reads and writes it through passthrough (the
+// inode's shared backing id, see backing_ids.h).
 #pragma once
 
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <optional>
 
+#include "daemon/direct_file.h"
 #include "transport/fd.h"
 
 namespace ringfuse::daemon {
@@ -21,10 +24,17 @@ class FileHandle {
 
   int fd() const { return fd_.get(); }
   int flags() const { return flags_; }  // the backing open's flags
+  // The fd to transfer `length` bytes at `offset` from or into `memory` with: the O_DIRECT twin
+  // when there is one and the transfer meets its alignment, else the buffered fd.
+  int TransferFd(uint64_t offset, size_t length, const void* memory) const {
+    const bool direct = direct_ && direct_->Fits(offset, length) && direct_->FitsMemory(memory);
+    return direct ? direct_->fd() : fd_.get();
+  }
   dev_t dev() const { return dev_; }
   ino_t ino() const { return ino_; }
   bool passthrough() const { return passthrough_; }
   void set_passthrough() { passthrough_ = true; }
+  void set_direct(DirectFile direct) { direct_.emplace(std::move(direct)); }
 
  private:
   const UniqueFd fd_;
@@ -32,6 +42,7 @@ class FileHandle {
   dev_t dev_;
   ino_t ino_;
   bool passthrough_ = false;
+  std::optional<DirectFile> direct_;
 };
 
 }  // namespace ringfuse::daemon

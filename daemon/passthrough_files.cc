@@ -82,9 +82,8 @@ absl::Status PassthroughFs::CheckPassthroughWorks() const {
 }
 
 int PassthroughFs::BackingFlags(uint32_t flags) const {
-  // O_DIRECT stays with the client's file (the kernel already bypasses its page cache for it);
-  // on the backing fd it would fail the daemon's unaligned buffers, and the kernel's own
-  // writeback and msync through whichever handle it picks.
+  // O_DIRECT goes to a second fd of its own (NewHandle): on this one it would fail the
+  // unaligned transfers, the kernel's writeback and msync among them, that FUSE passes on.
   int backing = static_cast<int>(flags) & ~O_DIRECT;
   if (options_.writeback_cache) {
     // The kernel reads pages around partial writes and places appends itself.
@@ -94,13 +93,16 @@ int PassthroughFs::BackingFlags(uint32_t flags) const {
   return backing;
 }
 
-int PassthroughFs::NewHandle(UniqueFd fd, int flags, abi::OpenOut& out) {
+int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, abi::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
   if (options_.passthrough && dev_fd >= 0 && !SetId(handle->fd())) {
     absl::StatusOr<int32_t> id =
         backing_ids_.Acquire(dev_fd, handle->fd(), handle->dev(), handle->ino(), Writes(flags));
     if (id.ok()) {
+      // The kernel transfers the data itself, through the backing file as this open made it:
+      // O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), and one backing file
+      // serves every passthrough open of the inode, so a client's O_DIRECT is not honoured here.
       handle->set_passthrough();
       out = MakeOpenOut(open_files_.Add(std::move(handle)), abi::kFopenPassthrough, *id);
       return 0;
@@ -110,6 +112,13 @@ int PassthroughFs::NewHandle(UniqueFd fd, int flags, abi::OpenOut& out) {
     // was busy running when the inode's shared backing file was opened.
     if (absl::IsFailedPrecondition(id.status())) return ETXTBSY;
     // Nothing registered for the inode: the daemon serves this open itself.
+  }
+  if (direct) {
+    std::optional<DirectFile> direct_file;
+    if (const int error = DirectFile::Open(handle->fd(), flags, direct_file); error != 0) {
+      return error;
+    }
+    handle->set_direct(std::move(*direct_file));
   }
   uint32_t open_flags = options_.keep_cache ? abi::kFopenKeepCache : 0;
   if (!options_.cache) open_flags |= abi::kFopenDirectIo;
@@ -128,7 +137,9 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
       CallerKeeps(!(flags & O_TRUNC) || (args.in.open_flags & abi::kOpenKillSuidGid))));
   if (!fd.valid()) return reply.Error(errno);
   abi::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), flags & ~kOpenForExec, open); error != 0) {
+  if (const int error =
+          NewHandle(std::move(fd), flags & ~kOpenForExec, args.in.flags & O_DIRECT, open);
+      error != 0) {
     return reply.Error(error);
   }
   reply.Ok(open);
@@ -187,7 +198,9 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
     return reply.Error(error);
   }
   abi::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL), open); error != 0) {
+  if (const int error =
+          NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL), args.in.flags & O_DIRECT, open);
+      error != 0) {
     inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
     return reply.Error(error);
   }
@@ -212,7 +225,9 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   }
   const abi::EntryOut entry = EntryFor(found);
   abi::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), flags & ~O_TMPFILE, open); error != 0) {
+  if (const int error =
+          NewHandle(std::move(fd), flags & ~O_TMPFILE, args.in.flags & O_DIRECT, open);
+      error != 0) {
     inodes_.Forget(entry.nodeid, 1);
     return reply.Error(error);
   }
@@ -225,20 +240,25 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
   if (buffer.size() < args.in.size) return reply.Error(ENOMEM);
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
   if (file == nullptr) return reply.Error(EBADF);
+  const int fd = file->TransferFd(args.in.offset, buffer.size(), buffer.data());
   const ssize_t length =
-      ::pread(file->fd(), buffer.data(), buffer.size(), static_cast<off_t>(args.in.offset));
+      ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(args.in.offset));
   if (length < 0) return reply.Error(errno);
   reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
 }
 
 // As the caller, like every change of a file's data: root's other capabilities (reserved
-// blocks, quotas) are not the caller's either.
+// blocks, quotas) are not the caller's either. The data is written from where the transport
+// put it, which every transport here aligns for O_DIRECT (DevFuseReadBuffer, the uring-cmd
+// payload buffers): a copy into aligned memory would be an allocation on the way of the kernel's
+// writeback, which an embedded server must not make, since its client's munmap(2) of a FUSE
+// mapping holds the mmap lock while it waits for that writeback (a deadlock, seen in the tests).
 void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (options_.read_only) return reply.Error(EROFS);
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
   if (file == nullptr) return reply.Error(EBADF);
-  const int fd = file->fd();
+  const int fd = file->TransferFd(args.in.offset, args.data.size(), args.data.data());
   ssize_t written = -1;
   if (CallAsCaller(
           context, kCreatesNothing,

@@ -160,8 +160,9 @@ class PassthroughFs : public Handler {
   int CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name, int flags,
                    mode_t mode, uint32_t umask) const;
   // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
-  // on; returns 0 or the errno to answer the open with.
-  int NewHandle(UniqueFd fd, int flags, abi::OpenOut& out);
+  // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
+  // errno to answer the open with.
+  int NewHandle(UniqueFd fd, int flags, bool direct, abi::OpenOut& out);
   void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
             DataReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);

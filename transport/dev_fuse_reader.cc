@@ -7,13 +7,14 @@
 #include <memory>
 
 #include "transport/log.h"
+#include "transport/transport.h"
 
 namespace ringfuse {
 
 void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
-  std::unique_ptr<std::byte[]> buffer(new std::byte[buffer_size]);
+  const DevFuseReadBuffer buffer(buffer_size);
   while (!stopping.load(std::memory_order_relaxed)) {
-    const ssize_t length = ::read(fd, buffer.get(), buffer_size);
+    const ssize_t length = ::read(fd, buffer.data(), buffer.size());
     if (length < 0) {
       // EINTR: a signal; ENOENT: the request was interrupted before we could read it.
       if (errno == EINTR || errno == ENOENT || errno == EAGAIN) continue;
@@ -22,7 +23,7 @@ void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
       }
       return;
     }
-    const ConstBytes message(buffer.get(), static_cast<size_t>(length));
+    const ConstBytes message(buffer.data(), static_cast<size_t>(length));
     uint64_t unique = 0;
     if (message.size() >= 16) std::memcpy(&unique, message.data() + 8, sizeof(unique));
     const std::atomic<bool>* interrupted = inflight.Begin(inflight_slot, unique);

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 
 #include "absl/strings/str_format.h"
 #include "protocol/abi.h"
@@ -44,6 +46,15 @@ size_t DevFuseReadBufferSize(const Negotiated& negotiated) {
   constexpr size_t kLargestXattrRequest = kHeaders + 65536 + 4096;
   return std::max({abi::kMinReadBuffer, kHeaders + negotiated.max_write, kLargestXattrRequest});
 }
+
+DevFuseReadBuffer::DevFuseReadBuffer(size_t size)
+    : memory_(static_cast<std::byte*>(
+          std::aligned_alloc(kPage, (kLead + size + kPage - 1) / kPage * kPage))),
+      size_(size) {
+  if (memory_ == nullptr) throw std::bad_alloc();
+}
+
+void DevFuseReadBuffer::Free::operator()(std::byte* memory) const { std::free(memory); }
 
 absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
                                                          const TransportContext& context) {

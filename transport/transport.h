@@ -5,12 +5,14 @@
 // ends (its reads see ENODEV or ECONNABORTED) or when asked to.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "protocol/abi.h"
 #include "protocol/dispatcher.h"
 #include "protocol/init.h"
 
@@ -65,5 +67,25 @@ size_t WorkerCount(const TransportOptions& options);
 // The read buffer a /dev/fuse reader needs: the kernel refuses reads smaller than a WRITE
 // request's header and arguments plus max_write.
 size_t DevFuseReadBufferSize(const Negotiated& negotiated);
+
+// Memory for one request read from /dev/fuse, placed so that a WRITE's data starts on a page
+// boundary: a handler can pass it to an O_DIRECT write as it is, without a copy (the
+// FUSE-over-io_uring payload buffers are page-aligned already).
+class DevFuseReadBuffer {
+ public:
+  explicit DevFuseReadBuffer(size_t size);
+  std::byte* data() const { return memory_.get() + kLead; }
+  size_t size() const { return size_; }
+
+ private:
+  static constexpr size_t kPage = 4096;
+  static constexpr size_t kLead = kPage - sizeof(abi::InHeader) - sizeof(abi::WriteIn);
+  struct Free {
+    void operator()(std::byte* memory) const;
+  };
+
+  std::unique_ptr<std::byte, Free> memory_;
+  size_t size_;
+};
 
 }  // namespace ringfuse

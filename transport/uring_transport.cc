@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "protocol/reply.h"
@@ -44,7 +45,7 @@ class UringWorker : public ReplyChannel {
 
  private:
   struct Slot {
-    std::unique_ptr<std::byte[]> request;
+    std::optional<DevFuseReadBuffer> request;
     std::vector<std::byte> reply;
     size_t reply_size = 0;  // non-zero: a reply waits to be submitted before the next read
   };
@@ -81,7 +82,7 @@ absl::Status UringWorker::Setup() {
   if (absl::Status status = InitWorkerRing(ring_, entries); !status.ok()) return status;
   slots_.resize(transport_.depth_);
   for (Slot& slot : slots_) {
-    slot.request.reset(new std::byte[transport_.buffer_size_]);
+    slot.request.emplace(transport_.buffer_size_);
     slot.reply.resize(4096);
   }
   return absl::OkStatus();
@@ -116,7 +117,7 @@ void UringWorker::ArmRead(uint32_t slot) {
   }
   if (!reading) return;
   io_uring_sqe* read = ring_.NextSqe();
-  io_uring_prep_read(read, fd_, s.request.get(), static_cast<unsigned>(transport_.buffer_size_), 0);
+  io_uring_prep_read(read, fd_, s.request->data(), static_cast<unsigned>(s.request->size()), 0);
   // /dev/fuse ignores IOCB_NOWAIT: a read issued inline after a poll wake-up that finds the
   // queue already emptied by another reader blocks this thread inside io_uring_enter. With one
   // read per ring that is harmless (the thread has nothing else to do); with several, the
@@ -175,7 +176,7 @@ void UringWorker::OnRead(uint32_t slot, int result) {
 }
 
 void UringWorker::OnRequest(uint32_t slot, size_t length) {
-  const ConstBytes message(slots_[slot].request.get(), length);
+  const ConstBytes message(slots_[slot].request->data(), length);
   uint64_t unique = 0;
   if (length >= 16) std::memcpy(&unique, message.data() + 8, sizeof(unique));
   const std::atomic<bool>* interrupted = transport_.inflight_.Begin(InflightIndex(slot), unique);

@@ -1,0 +1,47 @@
+// The O_DIRECT side of a file a client opened with O_DIRECT: the daemon reads and writes the
+// backing file past its page cache too, as the client asked, whenever a request's offset, length
+// and memory meet the backing file's alignment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "transport/fd.h"
+
+namespace ringfuse::daemon {
+
+class DirectFile {
+ public:
+  // Opens `buffered` (an fd of the backing file, open with `flags`) again with O_DIRECT, with the
+  // daemon's credentials: the caller was already granted this access mode on that very inode.
+  // Returns 0 with `out` set, or the errno the backing filesystem gives O_DIRECT (EINVAL where it
+  // has none), which the client's open(2) would have had natively.
+  static int Open(int buffered, int flags, std::optional<DirectFile>& out);
+
+  int fd() const { return fd_.get(); }
+
+  // Whether a transfer of `length` bytes at `offset` can go to fd(): FUSE passes the client's
+  // O_DIRECT requests on unaligned (fs/fuse/file.c checks nothing), and the kernel's own
+  // writeback ends files with partial blocks. The rest go through the buffered fd, which keeps
+  // them correct; the kernel keeps both coherent (a direct transfer writes back and drops the
+  // cached range first).
+  bool Fits(uint64_t offset, size_t length) const {
+    return offset % offset_alignment_ == 0 && length % offset_alignment_ == 0;
+  }
+  bool FitsMemory(const void* data) const {
+    return reinterpret_cast<uintptr_t>(data) % memory_alignment_ == 0;
+  }
+
+ private:
+  DirectFile(UniqueFd fd, uint32_t memory_alignment, uint32_t offset_alignment)
+      : fd_(std::move(fd)),
+        memory_alignment_(memory_alignment),
+        offset_alignment_(offset_alignment) {}
+
+  UniqueFd fd_;
+  uint32_t memory_alignment_;
+  uint32_t offset_alignment_;
+};
+
+}  // namespace ringfuse::daemon
