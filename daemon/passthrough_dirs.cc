@@ -55,10 +55,10 @@ namespace {
 // An entry handed over without a lookup: no node id, so the kernel caches nothing and looks the
 // name up itself when asked for it, but a real inode number, since readdir(3) hides entries
 // whose inode number is 0.
-bool AddUnlooked(DirentPacker& packer, const dirent& entry, uint64_t next) {
+bool AddUnlooked(DirentPacker& packer, const DirEntry& entry) {
   abi::EntryOut no_lookup{};
-  no_lookup.attr.ino = entry.d_ino;
-  return packer.AddPlus(no_lookup, next, entry.d_type, entry.d_name);
+  no_lookup.attr.ino = entry.ino;
+  return packer.AddPlus(no_lookup, entry.next, entry.type, entry.name);
 }
 
 }  // namespace
@@ -72,39 +72,24 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32
   listings_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<DirHandle> handle = open_dirs_.Find(fh);
   if (handle == nullptr) return reply.Error(EBADF);
-  DIR* dir = handle->dir;
-  ::seekdir(dir, static_cast<long>(offset));
   const bool look_up =
-      plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(::dirfd(dir)));
+      plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(handle->fd()));
   const MutableBytes buffer = ThreadBuffer(size);
   if (buffer.size() < size) return reply.Error(ENOMEM);
   DirentPacker packer(buffer);
-  for (;;) {
-    const long position = ::telldir(dir);
-    errno = 0;
-    const dirent* entry = ::readdir(dir);
-    if (entry == nullptr) {
-      if (errno != 0 && packer.count() == 0) return reply.Error(errno);
-      break;
-    }
-    const std::string_view name(entry->d_name);
-    const uint64_t next = static_cast<uint64_t>(entry->d_off);
-    bool fitted;
-    if (look_up && IsPlainName(name)) {
+  const int error = handle->List(offset, [&](const DirEntry& entry) {
+    if (look_up && IsPlainName(entry.name)) {
       Found found;
-      if (const int error = inodes_.Lookup(dir_node, name, found); error != 0) continue;
-      fitted = packer.AddPlus(EntryFor(found), next, entry->d_type, name);
-      if (!fitted) inodes_.Forget(found.inode->nodeid, 1);
-    } else if (plus) {
-      fitted = AddUnlooked(packer, *entry, next);
-    } else {
-      fitted = packer.Add(entry->d_ino, next, entry->d_type, name);
+      // A name gone since it was read is left out, as a listing natively may or may not show it.
+      if (inodes_.Lookup(dir_node, entry.name, found) != 0) return true;
+      if (packer.AddPlus(EntryFor(found), entry.next, entry.type, entry.name)) return true;
+      inodes_.Forget(found.inode->nodeid, 1);
+      return false;
     }
-    if (!fitted) {
-      ::seekdir(dir, position);
-      break;
-    }
-  }
+    if (plus) return AddUnlooked(packer, entry);
+    return packer.Add(entry.ino, entry.next, entry.type, entry.name);
+  });
+  if (error != 0 && packer.count() == 0) return reply.Error(error);
   if (look_up) PruneIfTooManyPinned();
   reply.Ok(packer.packed());
 }
@@ -118,7 +103,7 @@ void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
   const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.in.fh);
   if (handle == nullptr) return reply.Error(EBADF);
-  if (Sync(::dirfd(handle->dir), args.in.fsync_flags) != 0) {
+  if (Sync(handle->fd(), args.in.fsync_flags) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();
