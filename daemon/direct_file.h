@@ -15,9 +15,11 @@ class DirectFile {
  public:
   // Opens `buffered` (an fd of the backing file, open with `flags`) again with O_DIRECT, with the
   // daemon's credentials: the caller was already granted this access mode on that very inode.
-  // Returns 0 with `out` set, or the errno the backing filesystem gives O_DIRECT (EINVAL where it
-  // has none), which the client's open(2) would have had natively.
-  static int Open(int buffered, int flags, std::optional<DirectFile>& out);
+  // Nothing when the backing file offers no O_DIRECT or does not say what it needs (statx gives
+  // no STATX_DIOALIGN on tmpfs, network filesystems, FUSE, or ext4 files it cannot serve
+  // directly), though open(2) with O_DIRECT natively succeeds there: the open is then served
+  // buffered, which is also how those filesystems serve O_DIRECT themselves.
+  static std::optional<DirectFile> Open(int buffered, int flags);
 
   int fd() const { return fd_.get(); }
 

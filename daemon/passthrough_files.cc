@@ -114,11 +114,9 @@ int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, abi::OpenOut& 
     // Nothing registered for the inode: the daemon serves this open itself.
   }
   if (direct) {
-    std::optional<DirectFile> direct_file;
-    if (const int error = DirectFile::Open(handle->fd(), flags, direct_file); error != 0) {
-      return error;
+    if (std::optional<DirectFile> direct_file = DirectFile::Open(handle->fd(), flags)) {
+      handle->set_direct(std::move(*direct_file));
     }
-    handle->set_direct(std::move(*direct_file));
   }
   uint32_t open_flags = options_.keep_cache ? abi::kFopenKeepCache : 0;
   if (!options_.cache) open_flags |= abi::kFopenDirectIo;
@@ -250,15 +248,20 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
 // As the caller, like every change of a file's data: root's other capabilities (reserved
 // blocks, quotas) are not the caller's either. The data is written from where the transport
 // put it, which every transport here aligns for O_DIRECT (DevFuseReadBuffer, the uring-cmd
-// payload buffers): a copy into aligned memory would be an allocation on the way of the kernel's
-// writeback, which an embedded server must not make, since its client's munmap(2) of a FUSE
-// mapping holds the mmap lock while it waits for that writeback (a deadlock, seen in the tests).
+// payload buffers), so nothing is copied or allocated: an embedded server must not allocate on
+// the way of the kernel's writeback, since its client's munmap(2) of a FUSE mapping holds the
+// mmap lock while it waits for that writeback (a deadlock, seen in the tests).
 void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (options_.read_only) return reply.Error(EROFS);
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
   if (file == nullptr) return reply.Error(EBADF);
-  const int fd = file->TransferFd(args.in.offset, args.data.size(), args.data.data());
+  // The kernel's writeback (WRITE_CACHE) goes through whichever handle it picks: it is no
+  // O_DIRECT transfer of the client's, and pinning the request's pages for one could take the
+  // mmap lock on its way.
+  const int fd = args.in.write_flags & abi::kWriteCache
+                     ? file->fd()
+                     : file->TransferFd(args.in.offset, args.data.size(), args.data.data());
   ssize_t written = -1;
   if (CallAsCaller(
           context, kCreatesNothing,

@@ -143,13 +143,42 @@ TEST_P(PassthroughDirect, UnalignedDirectTransfersAreServed) {
   AlignedBuffer buffer = Aligned(kPage + 1);
   std::memset(buffer.get(), 'm', kPage + 1);
   ASSERT_EQ(::pwrite(fd.get(), buffer.get() + 1, kPage, 0), static_cast<ssize_t>(kPage))
-      << "aligned offset and length from memory that is not aligned: " << std::strerror(errno);
+      << "from client memory that is not aligned (FUSE copies it): " << std::strerror(errno);
   const std::string source = ReadFile(Source("file"));
   ASSERT_EQ(source.size(), kFileSize + 12);
   EXPECT_EQ(source.substr(kFileSize + 3), "unaligned");
   EXPECT_EQ(source.substr(0, kPage), std::string(kPage, 'm'));
   EXPECT_TRUE(source.substr(kPage, kFileSize - kPage) == contents_.substr(kPage));
 }
+
+// tmpfs takes O_DIRECT but says nothing of its alignment (no STATX_DIOALIGN), as network
+// filesystems and FUSE do: an O_DIRECT open there is served through the buffered fd, as natively,
+// and an O_TRUNC in it truncates once, as asked.
+class PassthroughDirectOnTmpfs : public PassthroughMountTest {
+ protected:
+  PassthroughDirectOnTmpfs() : PassthroughMountTest("/dev/shm") {}
+};
+
+TEST_P(PassthroughDirectOnTmpfs, OpensWithODirectAsNatively) {
+  WriteFile(Source("file"), "kept");
+  WriteFile(Source("truncated"), "gone");
+  Mount();
+  const UniqueFd kept(::open(Mounted("file").c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+  ASSERT_TRUE(kept.valid()) << std::strerror(errno);
+  char read[4];
+  EXPECT_EQ(::pread(kept.get(), read, sizeof(read), 0), 4);
+  EXPECT_EQ(std::string(read, sizeof(read)), "kept");
+  const UniqueFd truncated(
+      ::open(Mounted("truncated").c_str(), O_RDWR | O_TRUNC | O_DIRECT | O_CLOEXEC));
+  ASSERT_TRUE(truncated.valid()) << std::strerror(errno);
+  AlignedBuffer buffer = Aligned(kPage);
+  std::memset(buffer.get(), 'n', kPage);
+  ASSERT_EQ(::pwrite(truncated.get(), buffer.get(), kPage, 0), static_cast<ssize_t>(kPage));
+  EXPECT_EQ(ReadFile(Source("truncated")), std::string(kPage, 'n'));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, PassthroughDirectOnTmpfs, ringfuse::testing::kEveryTransport,
+                         ringfuse::testing::TransportTestName);
 
 INSTANTIATE_TEST_SUITE_P(Transports, PassthroughDirect, ringfuse::testing::kEveryTransport,
                          ringfuse::testing::TransportTestName);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "daemon/passthrough_fs.h"
@@ -23,6 +24,10 @@ namespace ringfuse::daemon {
 
 class PassthroughMountTest : public ringfuse::testing::TransportTest {
  protected:
+  // `parent`: where the test's directory, and SOURCE in it, are made.
+  explicit PassthroughMountTest(std::string_view parent = "/tmp")
+      : top_("ringfuse-write", parent) {}
+
   // SOURCE is <top>/source, so a test may keep files next to it, outside SOURCE, in <top>.
   void SetUp() override {
     TransportTest::SetUp();
@@ -72,7 +77,7 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
     return st;
   }
 
-  ringfuse::testing::TempDir top_{"ringfuse-write"};
+  ringfuse::testing::TempDir top_;
   std::string source_;
   std::unique_ptr<PassthroughFs> fs_;
   std::unique_ptr<ringfuse::testing::ServedMount> mount_;
