@@ -42,9 +42,9 @@ size_t WorkerCount(const TransportOptions& options) {
 size_t DevFuseReadBufferSize(const Negotiated& negotiated) {
   // The largest requests: WRITE (header, write_in, max_write bytes) and SETXATTR (a 64 KiB
   // value after a name of up to 255 bytes).
-  constexpr size_t kHeaders = sizeof(abi::InHeader) + sizeof(abi::WriteIn);
-  constexpr size_t kLargestXattrRequest = kHeaders + 65536 + 4096;
-  return std::max({abi::kMinReadBuffer, kHeaders + negotiated.max_write, kLargestXattrRequest});
+  constexpr size_t kLargestXattrRequest = kWriteHeaders + 65536 + 4096;
+  return std::max(
+      {abi::kMinReadBuffer, kWriteHeaders + negotiated.max_write, kLargestXattrRequest});
 }
 
 DevFuseReadBuffer::DevFuseReadBuffer(size_t size)

@@ -64,6 +64,9 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
 // Workers for the threads and uring transports: as asked, else one per online CPU.
 size_t WorkerCount(const TransportOptions& options);
 
+// What comes before a WRITE's data in a request read from /dev/fuse.
+inline constexpr size_t kWriteHeaders = sizeof(abi::InHeader) + sizeof(abi::WriteIn);
+
 // The read buffer a /dev/fuse reader needs: the kernel refuses reads smaller than a WRITE
 // request's header and arguments plus max_write.
 size_t DevFuseReadBufferSize(const Negotiated& negotiated);
@@ -79,7 +82,7 @@ class DevFuseReadBuffer {
 
  private:
   static constexpr size_t kPage = 4096;
-  static constexpr size_t kLead = kPage - sizeof(abi::InHeader) - sizeof(abi::WriteIn);
+  static constexpr size_t kLead = kPage - kWriteHeaders;
   struct Free {
     void operator()(std::byte* memory) const;
   };
