@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
-#include "protocol/abi.h"
+#include "ringfuse/wire.h"
 
 namespace ringfuse::daemon {
 
@@ -16,7 +16,7 @@ int Reopen(int fd, int flags) {
 }
 
 int Sync(int fd, uint32_t fsync_flags) {
-  return fsync_flags & abi::kFsyncFdatasync ? ::fdatasync(fd) : ::fsync(fd);
+  return fsync_flags & wire::kFsyncFdatasync ? ::fdatasync(fd) : ::fsync(fd);
 }
 
 }  // namespace ringfuse::daemon

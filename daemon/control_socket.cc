@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "ringfuse/log.h"
 #include "transport/errno_status.h"
-#include "transport/log.h"
 
 namespace ringfuse::daemon {
 namespace {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
-#include "protocol/handler.h"
+#include "ringfuse/handler.h"
 
 namespace ringfuse::daemon {
 

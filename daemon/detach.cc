@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "ringfuse/log.h"
 #include "transport/errno_status.h"
-#include "transport/log.h"
 
 namespace ringfuse::daemon {
 namespace {

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "daemon/inode_table.h"
-#include "transport/notifier.h"
+#include "ringfuse/notifier.h"
 
 namespace ringfuse::daemon {
 

@@ -31,8 +31,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "protocol/handler.h"
-#include "protocol/reply.h"
+#include "ringfuse/handler.h"
+#include "ringfuse/reply.h"
 
 namespace ringfuse::daemon {
 

@@ -20,11 +20,11 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/revisions.h"
 #include "daemon/session_options.h"
-#include "protocol/notify.h"
+#include "ringfuse/log.h"
+#include "ringfuse/notify.h"
+#include "ringfuse/session.h"
+#include "ringfuse/signals.h"
 #include "transport/errno_status.h"
-#include "transport/log.h"
-#include "transport/session.h"
-#include "transport/signals.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -126,7 +126,7 @@ absl::Status Start(Running& running, const DaemonOptions& options) {
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(session_options, *running.fs);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
-  if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(abi::NotifyCode::kPrune)) {
+  if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(wire::NotifyCode::kPrune)) {
     Notifier* notifier = &running.session->notifier();
     running.fs->SetPruner([notifier](std::span<const uint64_t> nodeids) {
       absl::StatusOr<Notification> prune = EncodeNotifyPrune(nodeids);

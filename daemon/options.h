@@ -16,7 +16,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "protocol/reply.h"
+#include "ringfuse/reply.h"
 #include "transport/transport.h"
 
 namespace ringfuse::daemon {

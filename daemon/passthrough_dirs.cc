@@ -37,7 +37,7 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
 // mode: a switch serves another tree under the same node, whose cached mtime INC_EPOCH leaves.
 uint32_t PassthroughFs::DirOpenFlags() const {
   if (!options_.cache || options_.mode == Mode::kRevisions) return 0;
-  return abi::kFopenCacheDir | abi::kFopenKeepCache;
+  return wire::kFopenCacheDir | wire::kFopenKeepCache;
 }
 
 void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
@@ -56,7 +56,7 @@ namespace {
 // name up itself when asked for it, but a real inode number, since readdir(3) hides entries
 // whose inode number is 0.
 bool AddUnlooked(DirentPacker& packer, const DirEntry& entry) {
-  abi::EntryOut no_lookup{};
+  wire::EntryOut no_lookup{};
   no_lookup.attr.ino = entry.ino;
   return packer.AddPlus(no_lookup, entry.next, entry.type, entry.name);
 }

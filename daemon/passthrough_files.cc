@@ -93,7 +93,7 @@ int PassthroughFs::BackingFlags(uint32_t flags) const {
   return backing;
 }
 
-int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, abi::OpenOut& out) {
+int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, wire::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
   if (options_.passthrough && dev_fd >= 0 && !SetId(handle->fd())) {
@@ -104,7 +104,7 @@ int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, abi::OpenOut& 
       // O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), and one backing file
       // serves every passthrough open of the inode, so a client's O_DIRECT is not honoured here.
       handle->set_passthrough();
-      out = MakeOpenOut(open_files_.Add(std::move(handle)), abi::kFopenPassthrough, *id);
+      out = MakeOpenOut(open_files_.Add(std::move(handle)), wire::kFopenPassthrough, *id);
       return 0;
     }
     // The kernel would fail a daemon-served open of an inode open in passthrough with EIO; its
@@ -118,8 +118,8 @@ int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, abi::OpenOut& 
       handle->set_direct(std::move(*direct_file));
     }
   }
-  uint32_t open_flags = options_.keep_cache ? abi::kFopenKeepCache : 0;
-  if (!options_.cache) open_flags |= abi::kFopenDirectIo;
+  uint32_t open_flags = options_.keep_cache ? wire::kFopenKeepCache : 0;
+  if (!options_.cache) open_flags |= wire::kFopenDirectIo;
   out = MakeOpenOut(open_files_.Add(std::move(handle)), open_flags);
   return 0;
 }
@@ -132,9 +132,9 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   const int flags = BackingFlags(args.in.flags);
   UniqueFd fd(OpenBackingFile(
       context, inode->path.get(), flags,
-      CallerKeeps(!(flags & O_TRUNC) || (args.in.open_flags & abi::kOpenKillSuidGid))));
+      CallerKeeps(!(flags & O_TRUNC) || (args.in.open_flags & wire::kOpenKillSuidGid))));
   if (!fd.valid()) return reply.Error(errno);
-  abi::OpenOut open;
+  wire::OpenOut open;
   if (const int error =
           NewHandle(std::move(fd), flags & ~kOpenForExec, args.in.flags & O_DIRECT, open);
       error != 0) {
@@ -191,11 +191,11 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
   UniqueFd fd(CreateOrOpen(context, dir->path.get(), std::string(args.name), flags, args.in.mode,
                            args.in.umask));
   if (!fd.valid()) return reply.Error(errno);
-  abi::EntryOut entry;
+  wire::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
     return reply.Error(error);
   }
-  abi::OpenOut open;
+  wire::OpenOut open;
   if (const int error =
           NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL), args.in.flags & O_DIRECT, open);
       error != 0) {
@@ -221,8 +221,8 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   if (const int error = inodes_.Adopt(std::move(path), found); error != 0) {
     return reply.Error(error);
   }
-  const abi::EntryOut entry = EntryFor(found);
-  abi::OpenOut open;
+  const wire::EntryOut entry = EntryFor(found);
+  wire::OpenOut open;
   if (const int error =
           NewHandle(std::move(fd), flags & ~O_TMPFILE, args.in.flags & O_DIRECT, open);
       error != 0) {
@@ -259,7 +259,7 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   // The kernel's writeback (WRITE_CACHE) goes through whichever handle it picks: it is no
   // O_DIRECT transfer of the client's, and pinning the request's pages for one could take the
   // mmap lock on its way.
-  const int fd = args.in.write_flags & abi::kWriteCache
+  const int fd = args.in.write_flags & wire::kWriteCache
                      ? file->fd()
                      : file->TransferFd(args.in.offset, args.data.size(), args.data.data());
   ssize_t written = -1;
@@ -270,7 +270,7 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
                                static_cast<off_t>(args.in.offset));
             return written < 0 ? -1 : 0;
           },
-          CallerKeeps(args.in.write_flags & abi::kWriteKillSuidGid)) != 0) {
+          CallerKeeps(args.in.write_flags & wire::kWriteKillSuidGid)) != 0) {
     return reply.Error(errno);
   }
   reply.Ok(static_cast<uint64_t>(written));

@@ -24,12 +24,12 @@ timespec TimeOf(uint32_t valid, uint32_t given_bit, uint32_t now_bit, uint64_t s
   return {0, UTIME_OMIT};
 }
 
-abi::SxTime SxTimeOf(const statx_timestamp& time) {
-  return abi::SxTime{time.tv_sec, time.tv_nsec, 0};
+wire::SxTime SxTimeOf(const statx_timestamp& time) {
+  return wire::SxTime{time.tv_sec, time.tv_nsec, 0};
 }
 
-abi::Statx StatxOf(const struct statx& in) {
-  abi::Statx out{};
+wire::Statx StatxOf(const struct statx& in) {
+  wire::Statx out{};
   out.mask = in.stx_mask;
   out.blksize = in.stx_blksize;
   out.attributes = in.stx_attributes;
@@ -59,10 +59,10 @@ abi::Statx StatxOf(const struct statx& in) {
 // so atime moves as well). The cost, without default_permissions only (with it the kernel has
 // refused first): such a caller's own utimensat with given times sets them to now instead of
 // failing EPERM.
-int SetTimes(int path_fd, const abi::SetattrIn& in, bool kernel_keeps_times) {
+int SetTimes(int path_fd, const wire::SetattrIn& in, bool kernel_keeps_times) {
   const timespec times[2] = {
-      TimeOf(in.valid, abi::kFattrAtime, abi::kFattrAtimeNow, in.atime, in.atimensec),
-      TimeOf(in.valid, abi::kFattrMtime, abi::kFattrMtimeNow, in.mtime, in.mtimensec)};
+      TimeOf(in.valid, wire::kFattrAtime, wire::kFattrAtimeNow, in.atime, in.atimensec),
+      TimeOf(in.valid, wire::kFattrMtime, wire::kFattrMtimeNow, in.mtime, in.mtimensec)};
   constexpr int kFlags = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW;
   if (::utimensat(path_fd, "", times, kFlags) == 0) return 0;
   const int error = errno;
@@ -80,11 +80,11 @@ PassthroughFs::PassthroughFs(UniqueFd root, const DaemonOptions& options)
     : inodes_(std::move(root)), options_(options) {}
 
 void PassthroughFs::Init(const Negotiated& negotiated) {
-  dont_mask_ = negotiated.Has(abi::init_flag::kDontMask);
-  passthrough_agreed_ = negotiated.Has(abi::init_flag::kPassthrough);
+  dont_mask_ = negotiated.Has(wire::init_flag::kDontMask);
+  passthrough_agreed_ = negotiated.Has(wire::init_flag::kPassthrough);
 }
 
-abi::EntryOut PassthroughFs::EntryFor(const Found& found) const {
+wire::EntryOut PassthroughFs::EntryFor(const Found& found) const {
   return MakeEntry(found.inode->nodeid, 1, AttrFromStat(found.attr), options_.entry_timeout,
                    options_.attr_timeout);
 }
@@ -119,7 +119,7 @@ void PassthroughFs::PruneIfTooManyPinned() {
 
 // A name under a directory not everyone may search is not to be cached for other users to walk
 // unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
-int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry,
+int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry,
                            bool made) {
   Found found;
   if (const int error = inodes_.Lookup(parent, name, found, !made); error != 0) return error;
@@ -146,7 +146,7 @@ void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args
       return reply.Error(error);
     }
   }
-  abi::EntryOut entry;
+  wire::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
     if (error == ENOENT &&
         options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds &&
@@ -164,7 +164,7 @@ void PassthroughFs::Forget(const RequestContext& context, const op::Forget& args
 
 void PassthroughFs::BatchForget(const RequestContext&, const op::BatchForget& args) {
   for (uint32_t i = 0; i < args.forgets.size(); ++i) {
-    const abi::ForgetOne one = args.forgets[i];
+    const wire::ForgetOne one = args.forgets[i];
     inodes_.Forget(one.nodeid, one.nlookup);
   }
 }
@@ -186,7 +186,7 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
   if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
   // A truncate without FATTR_KILL_SUIDGID comes from a caller with CAP_FSETID (credentials.h).
   const uint32_t valid = args.in.valid;
-  const bool keeps_fsetid = (valid & abi::kFattrSize) && !(valid & abi::kFattrKillSuidGid);
+  const bool keeps_fsetid = (valid & wire::kFattrSize) && !(valid & wire::kFattrKillSuidGid);
   int error;
   {
     ActAsCaller caller(context, kCreatesNothing, keeps_fsetid ? kCapabilityFsetid : 0);
@@ -200,22 +200,22 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
 // Owner first: chown clears set-user-ID, which a mode given in the same request then sets back,
 // as one chmod after a chown would. FATTR_KILL_SUIDGID needs nothing more here: the caller's
 // truncate, without CAP_FSETID, clears those bits in the backing filesystem itself.
-int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::SetattrIn& in) {
+int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const wire::SetattrIn& in) {
   const uint32_t valid = in.valid;
-  if (valid & (abi::kFattrUid | abi::kFattrGid)) {
-    const uid_t uid = valid & abi::kFattrUid ? in.uid : static_cast<uid_t>(-1);
-    const gid_t gid = valid & abi::kFattrGid ? in.gid : static_cast<gid_t>(-1);
+  if (valid & (wire::kFattrUid | wire::kFattrGid)) {
+    const uid_t uid = valid & wire::kFattrUid ? in.uid : static_cast<uid_t>(-1);
+    const gid_t gid = valid & wire::kFattrGid ? in.gid : static_cast<gid_t>(-1);
     if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   }
-  if (valid & abi::kFattrMode) {
+  if (valid & wire::kFattrMode) {
     if (S_ISLNK(st.st_mode)) return EOPNOTSUPP;  // as lchmod: a symlink has no mode of its own
     if (::chmod(ProcPath(path_fd).c_str(), in.mode & 07777) != 0) return errno;
   }
-  if (valid & abi::kFattrSize) {
+  if (valid & wire::kFattrSize) {
     const off_t size = static_cast<off_t>(in.size);
     const std::shared_ptr<FileHandle> file =
-        valid & abi::kFattrFh ? open_files_.Find(in.fh) : nullptr;
-    if (valid & abi::kFattrFh && file == nullptr) return EBADF;
+        valid & wire::kFattrFh ? open_files_.Find(in.fh) : nullptr;
+    if (valid & wire::kFattrFh && file == nullptr) return EBADF;
     const int result = file != nullptr ? ::ftruncate(file->fd(), size)
                                        : ::truncate(ProcPath(path_fd).c_str(), size);
     if (result != 0) return errno;
@@ -223,8 +223,8 @@ int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const abi::S
   // Times that come with a size are the truncate's own (no system call sets both: the kernel
   // adds them, as given times under writeback_cache), and the backing truncate sets them
   // itself; setting given times would need the caller to own the file.
-  if (!(valid & abi::kFattrSize) &&
-      (valid & (abi::kFattrAtime | abi::kFattrAtimeNow | abi::kFattrMtime | abi::kFattrMtimeNow))) {
+  if (!(valid & wire::kFattrSize) && (valid & (wire::kFattrAtime | wire::kFattrAtimeNow |
+                                               wire::kFattrMtime | wire::kFattrMtimeNow))) {
     return SetTimes(path_fd, in, options_.writeback_cache);
   }
   return 0;
@@ -237,7 +237,7 @@ void PassthroughFs::Statx(const RequestContext& context, const op::Statx& args, 
   const int flags =
       AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | static_cast<int>(args.in.sx_flags & AT_STATX_SYNC_TYPE);
   if (::statx(inode->path.get(), "", flags, args.in.sx_mask, &st) != 0) return reply.Error(errno);
-  abi::StatxOut out{};
+  wire::StatxOut out{};
   out.attr_valid = options_.attr_timeout.seconds;
   out.attr_valid_nsec = options_.attr_timeout.nanoseconds;
   out.stat = StatxOf(st);
@@ -263,7 +263,7 @@ void PassthroughFs::Access(const RequestContext& context, const op::Access& args
 void PassthroughFs::Readlink(const RequestContext& context, const op::Readlink&, DataReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
-  char target[abi::kSymlinkTargetMax + 1];
+  char target[wire::kSymlinkTargetMax + 1];
   const ssize_t length = ::readlinkat(inode->path.get(), "", target, sizeof(target));
   if (length < 0) return reply.Error(errno);
   reply.Ok(ConstBytes(reinterpret_cast<const std::byte*>(target), static_cast<size_t>(length)));
@@ -274,7 +274,7 @@ void PassthroughFs::Statfs(const RequestContext& context, const op::Statfs&, Sta
   if (inode == nullptr) return reply.Error(errno);
   struct statvfs st;
   if (::fstatvfs(inode->path.get(), &st) != 0) return reply.Error(errno);
-  abi::Kstatfs out{};
+  wire::Kstatfs out{};
   out.blocks = st.f_blocks;
   out.bfree = st.f_bfree;
   out.bavail = st.f_bavail;

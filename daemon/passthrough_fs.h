@@ -27,7 +27,7 @@
 #include "daemon/lock_waiter.h"
 #include "daemon/options.h"
 #include "daemon/owner_locks.h"
-#include "protocol/handler.h"
+#include "ringfuse/handler.h"
 
 namespace ringfuse::daemon {
 
@@ -140,12 +140,12 @@ class PassthroughFs : public Handler {
                    absl::FunctionRef<void()> changed, EmptyReply reply);
   // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
   // `made`: the name was just made (InodeTable::Lookup's `maybe_open` is false).
-  int EntryOf(uint64_t parent, std::string_view name, abi::EntryOut& entry, bool made = false);
-  abi::EntryOut EntryFor(const Found& found) const;
+  int EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry, bool made = false);
+  wire::EntryOut EntryFor(const Found& found) const;
   // After a lookup: when more nodes are pinned open than the table's open limit, names the
   // least recently used beyond half of it to the pruner.
   void PruneIfTooManyPinned();
-  int ApplySetattr(int path_fd, const struct stat& st, const abi::SetattrIn& in);
+  int ApplySetattr(int path_fd, const struct stat& st, const wire::SetattrIn& in);
   // The umask the backing call applies: the request's when the kernel left it to us.
   mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
   // FOPEN_* flags for an OPENDIR reply.
@@ -162,7 +162,7 @@ class PassthroughFs : public Handler {
   // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
   // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
   // errno to answer the open with.
-  int NewHandle(UniqueFd fd, int flags, bool direct, abi::OpenOut& out);
+  int NewHandle(UniqueFd fd, int flags, bool direct, wire::OpenOut& out);
   void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
             DataReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);

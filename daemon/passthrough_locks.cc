@@ -16,7 +16,7 @@ constexpr uint64_t kToEndOfFile = std::numeric_limits<int64_t>::max();  // the k
 
 // FUSE ranges are [start, end] with OFFSET_MAX for "to the end"; flock's are start + length,
 // 0 meaning to the end.
-struct flock FlockOf(const abi::FileLock& lock) {
+struct flock FlockOf(const wire::FileLock& lock) {
   struct flock out {};
   out.l_type = static_cast<short>(lock.type);
   out.l_whence = SEEK_SET;
@@ -27,8 +27,8 @@ struct flock FlockOf(const abi::FileLock& lock) {
 
 // The pid is the lock's process in the daemon's pid namespace, which the kernel translates for
 // the caller; 0 where there is none.
-abi::FileLock FileLockOf(const struct flock& lock) {
-  abi::FileLock out{};
+wire::FileLock FileLockOf(const struct flock& lock) {
+  wire::FileLock out{};
   out.type = static_cast<uint32_t>(lock.l_type);
   if (lock.l_type == F_UNLCK) return out;
   out.pid = lock.l_pid > 0 ? static_cast<uint32_t>(lock.l_pid) : 0;
@@ -54,7 +54,7 @@ void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockRepl
 }
 
 void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
-  if (args.in.lk_flags & abi::kLkFlock) return Flock(context, args, std::move(reply));
+  if (args.in.lk_flags & wire::kLkFlock) return Flock(context, args, std::move(reply));
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
   if (file == nullptr) return reply.Error(EBADF);
   const struct flock lock = FlockOf(args.in.lk);

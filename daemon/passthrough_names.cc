@@ -33,7 +33,7 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
                    [&] { return make(dir->path.get(), name_string.c_str()); }) != 0) {
     return reply.Error(errno);
   }
-  abi::EntryOut entry;
+  wire::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), name, entry, true); error != 0) {
     return reply.Error(error);
   }

@@ -15,8 +15,8 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/inode_table.h"
 #include "daemon/invalidation.h"
+#include "ringfuse/notifier.h"
 #include "transport/fd.h"
-#include "transport/notifier.h"
 
 namespace ringfuse::daemon {
 

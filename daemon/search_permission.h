@@ -15,7 +15,7 @@
 #pragma once
 
 #include "daemon/options.h"
-#include "protocol/handler.h"
+#include "ringfuse/handler.h"
 
 namespace ringfuse::daemon {
 

@@ -3,7 +3,7 @@
 namespace ringfuse::daemon {
 namespace {
 
-namespace flag = abi::init_flag;
+namespace flag = wire::init_flag;
 
 // Flags asked for in every mode on top of the library's defaults. Locks are served by the
 // backing files' own locks. DONT_MASK because the backing mkdirat/openat apply the umask the

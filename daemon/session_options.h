@@ -2,7 +2,7 @@
 #pragma once
 
 #include "daemon/options.h"
-#include "transport/session.h"
+#include "ringfuse/session.h"
 
 namespace ringfuse::daemon {
 

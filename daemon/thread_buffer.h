@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include "protocol/bytes.h"
+#include "ringfuse/bytes.h"
 
 namespace ringfuse::daemon {
 

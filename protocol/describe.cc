@@ -6,7 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "protocol/init.h"
+#include "ringfuse/init.h"
 
 namespace ringfuse {
 namespace {
@@ -105,7 +105,7 @@ std::string DescribeArgs(const RequestArgs& args) {
 }  // namespace
 
 std::string DescribeRequest(const Request& request) {
-  const abi::InHeader& h = request.header;
+  const wire::InHeader& h = request.header;
   std::string line = absl::StrFormat("%s unique=%u nodeid=%u uid=%u gid=%u pid=%u",
                                      OpcodeName(h.opcode), h.unique, h.nodeid, h.uid, h.gid, h.pid);
   const std::string args = DescribeArgs(request.args);

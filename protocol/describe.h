@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "protocol/request.h"
+#include "ringfuse/request.h"
 
 namespace ringfuse {
 

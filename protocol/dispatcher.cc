@@ -140,7 +140,7 @@ void Dispatcher::Reject(const ParseError& error, const Delivery& delivery) {
   }
 }
 
-void Dispatcher::HandleInit(const abi::InHeader& header, const op::Init& init, ReplyToken token) {
+void Dispatcher::HandleInit(const wire::InHeader& header, const op::Init& init, ReplyToken token) {
   absl::StatusOr<InitResult> result = Negotiate(init.in, wishes_);
   if (!result.ok()) {
     diagnostics_.Report(
@@ -150,7 +150,7 @@ void Dispatcher::HandleInit(const abi::InHeader& header, const op::Init& init, R
     return;
   }
   negotiated_ = result->agreed;
-  parse_context_ = ParseContext{negotiated_.minor, negotiated_.Has(abi::init_flag::kSetxattrExt),
+  parse_context_ = ParseContext{negotiated_.minor, negotiated_.Has(wire::init_flag::kSetxattrExt),
                                 negotiated_.MaxPayload(wishes_.page_size)};
   handler_.Init(negotiated_);
   state_.store(ConnectionState::kRunning, std::memory_order_release);

@@ -11,10 +11,11 @@
 #include <optional>
 #include <string_view>
 
-#include "protocol/handler.h"
-#include "protocol/init.h"
-#include "protocol/reply.h"
-#include "protocol/request.h"
+#include "ringfuse/handler.h"
+#include "ringfuse/init.h"
+#include "ringfuse/observer.h"
+#include "ringfuse/reply.h"
+#include "ringfuse/request.h"
 
 namespace ringfuse {
 
@@ -31,23 +32,6 @@ class InterruptSink {
  public:
   virtual ~InterruptSink() = default;
   virtual void MarkInterrupted(uint64_t unique) = 0;
-};
-
-// Told of every NOTIFY_REPLY (the kernel's answer to a RETRIEVE notification) before the
-// handler is: the notifier hands the data to whoever is waiting for it.
-class NotifyReplySink {
- public:
-  virtual ~NotifyReplySink() = default;
-  virtual void OnNotifyReply(uint64_t notify_unique, const op::NotifyReply& reply) = 0;
-};
-
-// Sees every request before its handler does, every message that failed to parse, and (as a
-// ReplyObserver) every reply: the hook for tracers. With none attached a request and its reply
-// each cost one predictable branch more.
-class RequestObserver : public ReplyObserver {
- public:
-  virtual void OnRequest(const Request& request) = 0;
-  virtual void OnMalformed(const ParseError& error) = 0;
 };
 
 // How a transport hands one request over.
@@ -89,7 +73,7 @@ class Dispatcher {
   ReplyChannel* ChannelFor(const Delivery& delivery) {
     return delivery.channel != nullptr ? delivery.channel : &replies_;
   }
-  void HandleInit(const abi::InHeader& header, const op::Init& init, ReplyToken token);
+  void HandleInit(const wire::InHeader& header, const op::Init& init, ReplyToken token);
   void HandleDestroy(ReplyToken token);
 
   Handler& handler_;

@@ -1,4 +1,4 @@
-#include "protocol/init.h"
+#include "ringfuse/init.h"
 
 #include <algorithm>
 #include <string_view>
@@ -9,7 +9,7 @@
 namespace ringfuse {
 namespace {
 
-namespace f = abi::init_flag;
+namespace f = wire::init_flag;
 
 // The kernel's default when FUSE_MAX_PAGES is not agreed (FUSE_DEFAULT_MAX_PAGES_PER_REQ).
 constexpr uint32_t kDefaultMaxPages = 32;
@@ -91,7 +91,7 @@ absl::Status CheckWishes(const InitWishes& wishes) {
   return absl::OkStatus();
 }
 
-uint64_t OfferedFlags(const abi::InitIn& kernel) {
+uint64_t OfferedFlags(const wire::InitIn& kernel) {
   uint64_t flags = kernel.flags;
   if (flags & f::kInitExt) flags |= uint64_t{kernel.flags2} << 32;
   return flags;
@@ -100,13 +100,13 @@ uint64_t OfferedFlags(const abi::InitIn& kernel) {
 }  // namespace
 
 uint32_t Negotiated::MaxPayload(uint32_t page_size) const {
-  return std::max({uint32_t{abi::kMinReadBuffer}, max_write, max_pages * page_size});
+  return std::max({uint32_t{wire::kMinReadBuffer}, max_write, max_pages * page_size});
 }
 
 size_t InitOutSize(uint32_t kernel_minor) {
   if (kernel_minor < 5) return 8;    // FUSE_COMPAT_INIT_OUT_SIZE
   if (kernel_minor < 23) return 24;  // FUSE_COMPAT_22_INIT_OUT_SIZE
-  return sizeof(abi::InitOut);
+  return sizeof(wire::InitOut);
 }
 
 std::string InitFlagNames(uint64_t flags) {
@@ -123,16 +123,16 @@ std::string InitFlagNames(uint64_t flags) {
   return names.empty() ? "0" : names;
 }
 
-absl::StatusOr<InitResult> Negotiate(const abi::InitIn& kernel, const InitWishes& wishes) {
-  if (kernel.major != abi::kKernelMajor) {
+absl::StatusOr<InitResult> Negotiate(const wire::InitIn& kernel, const InitWishes& wishes) {
+  if (kernel.major != wire::kKernelMajor) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "the kernel speaks FUSE protocol %u.%u; ringfuse speaks only major version %u",
-        kernel.major, kernel.minor, abi::kKernelMajor));
+        kernel.major, kernel.minor, wire::kKernelMajor));
   }
-  if (kernel.minor < abi::kOldestSupportedMinor) {
+  if (kernel.minor < wire::kOldestSupportedMinor) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "the kernel speaks FUSE protocol 7.%u; ringfuse needs 7.%u or newer (Linux 5.10+)",
-        kernel.minor, abi::kOldestSupportedMinor));
+        kernel.minor, wire::kOldestSupportedMinor));
   }
   if (absl::Status status = CheckWishes(wishes); !status.ok()) return status;
 
@@ -145,7 +145,7 @@ absl::StatusOr<InitResult> Negotiate(const abi::InitIn& kernel, const InitWishes
 
   Negotiated agreed;
   agreed.kernel_minor = kernel.minor;
-  agreed.minor = std::min(kernel.minor, abi::kKernelMinor);
+  agreed.minor = std::min(kernel.minor, wire::kKernelMinor);
   agreed.kernel_flags = offered;
   agreed.flags = (wishes.flags | wishes.required_flags) & offered;
   // INIT_EXT is what makes flags2 count; always answer it when the kernel offers it.
@@ -162,9 +162,9 @@ absl::StatusOr<InitResult> Negotiate(const abi::InitIn& kernel, const InitWishes
   agreed.request_timeout = agreed.Has(f::kRequestTimeout) ? wishes.request_timeout : 0;
   agreed.io_uring = agreed.Has(f::kOverIoUring);
 
-  abi::InitOut reply{};
-  reply.major = abi::kKernelMajor;
-  reply.minor = abi::kKernelMinor;
+  wire::InitOut reply{};
+  reply.major = wire::kKernelMajor;
+  reply.minor = wire::kKernelMinor;
   reply.max_readahead = agreed.max_readahead;
   reply.flags = static_cast<uint32_t>(agreed.flags);
   reply.flags2 = static_cast<uint32_t>(agreed.flags >> 32);

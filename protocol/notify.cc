@@ -1,4 +1,4 @@
-#include "protocol/notify.h"
+#include "ringfuse/notify.h"
 
 #include <cstring>
 #include <limits>
@@ -15,32 +15,32 @@ constexpr std::byte kNul[1] = {std::byte{0}};
 class NotificationBuilder {
  public:
   template <typename Fixed>
-  static Notification Make(abi::NotifyCode code, const Fixed& fixed, ConstBytes first = {},
+  static Notification Make(wire::NotifyCode code, const Fixed& fixed, ConstBytes first = {},
                            ConstBytes second = {}) {
     Notification n;
     n.code_ = code;
-    std::memcpy(n.head_.data() + sizeof(abi::OutHeader), &fixed, sizeof(Fixed));
+    std::memcpy(n.head_.data() + sizeof(wire::OutHeader), &fixed, sizeof(Fixed));
     n.tail_ = {first, second};
-    n.head_size_ = sizeof(abi::OutHeader) + sizeof(Fixed);
+    n.head_size_ = sizeof(wire::OutHeader) + sizeof(Fixed);
     WriteHeader(n);
     return n;
   }
 
-  static Notification Bare(abi::NotifyCode code) {
+  static Notification Bare(wire::NotifyCode code) {
     Notification n;
     n.code_ = code;
-    n.head_size_ = sizeof(abi::OutHeader);
+    n.head_size_ = sizeof(wire::OutHeader);
     WriteHeader(n);
     return n;
   }
 
  private:
-  static_assert(sizeof(abi::NotifyRetrieveOut) >= sizeof(abi::NotifyStoreOut));
+  static_assert(sizeof(wire::NotifyRetrieveOut) >= sizeof(wire::NotifyStoreOut));
 
   static void WriteHeader(Notification& n) {
     size_t length = n.head_size_;
     for (ConstBytes part : n.tail_) length += part.size();
-    const abi::OutHeader header{static_cast<uint32_t>(length), static_cast<int32_t>(n.code_), 0};
+    const wire::OutHeader header{static_cast<uint32_t>(length), static_cast<int32_t>(n.code_), 0};
     std::memcpy(n.head_.data(), &header, sizeof(header));
   }
 };
@@ -72,32 +72,32 @@ size_t Notification::CopyTo(MutableBytes out) const {
   return at;
 }
 
-uint32_t NotifyMinimumMinor(abi::NotifyCode code) {
+uint32_t NotifyMinimumMinor(wire::NotifyCode code) {
   switch (code) {
-    case abi::NotifyCode::kPoll: return 11;
-    case abi::NotifyCode::kInvalInode: return 12;
-    case abi::NotifyCode::kInvalEntry: return 12;
-    case abi::NotifyCode::kStore: return 15;
-    case abi::NotifyCode::kRetrieve: return 15;
-    case abi::NotifyCode::kDelete: return 18;
-    case abi::NotifyCode::kResend: return 40;
-    case abi::NotifyCode::kIncEpoch: return 44;
-    case abi::NotifyCode::kPrune: return 45;
+    case wire::NotifyCode::kPoll: return 11;
+    case wire::NotifyCode::kInvalInode: return 12;
+    case wire::NotifyCode::kInvalEntry: return 12;
+    case wire::NotifyCode::kStore: return 15;
+    case wire::NotifyCode::kRetrieve: return 15;
+    case wire::NotifyCode::kDelete: return 18;
+    case wire::NotifyCode::kResend: return 40;
+    case wire::NotifyCode::kIncEpoch: return 44;
+    case wire::NotifyCode::kPrune: return 45;
   }
   return std::numeric_limits<uint32_t>::max();
 }
 
-std::string_view NotifyCodeName(abi::NotifyCode code) {
+std::string_view NotifyCodeName(wire::NotifyCode code) {
   switch (code) {
-    case abi::NotifyCode::kPoll: return "POLL";
-    case abi::NotifyCode::kInvalInode: return "INVAL_INODE";
-    case abi::NotifyCode::kInvalEntry: return "INVAL_ENTRY";
-    case abi::NotifyCode::kStore: return "STORE";
-    case abi::NotifyCode::kRetrieve: return "RETRIEVE";
-    case abi::NotifyCode::kDelete: return "DELETE";
-    case abi::NotifyCode::kResend: return "RESEND";
-    case abi::NotifyCode::kIncEpoch: return "INC_EPOCH";
-    case abi::NotifyCode::kPrune: return "PRUNE";
+    case wire::NotifyCode::kPoll: return "POLL";
+    case wire::NotifyCode::kInvalInode: return "INVAL_INODE";
+    case wire::NotifyCode::kInvalEntry: return "INVAL_ENTRY";
+    case wire::NotifyCode::kStore: return "STORE";
+    case wire::NotifyCode::kRetrieve: return "RETRIEVE";
+    case wire::NotifyCode::kDelete: return "DELETE";
+    case wire::NotifyCode::kResend: return "RESEND";
+    case wire::NotifyCode::kIncEpoch: return "INC_EPOCH";
+    case wire::NotifyCode::kPrune: return "PRUNE";
   }
   return "UNKNOWN";
 }
@@ -105,9 +105,9 @@ std::string_view NotifyCodeName(abi::NotifyCode code) {
 namespace {
 
 absl::Status CheckName(std::string_view name) {
-  if (name.empty() || name.size() > abi::kNameMax) {
+  if (name.empty() || name.size() > wire::kNameMax) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "a notified name must have 1 to %u bytes, not %u", abi::kNameMax, name.size()));
+        "a notified name must have 1 to %u bytes, not %u", wire::kNameMax, name.size()));
   }
   if (name.find('\0') != std::string_view::npos) {
     return absl::InvalidArgumentError("a notified name must not contain a NUL byte");
@@ -118,60 +118,61 @@ absl::Status CheckName(std::string_view name) {
 }  // namespace
 
 Notification EncodeNotifyPoll(uint64_t kernel_handle) {
-  return NotificationBuilder::Make(abi::NotifyCode::kPoll, abi::NotifyPollWakeupOut{kernel_handle});
+  return NotificationBuilder::Make(wire::NotifyCode::kPoll,
+                                   wire::NotifyPollWakeupOut{kernel_handle});
 }
 
 Notification EncodeNotifyInvalInode(uint64_t nodeid, int64_t offset, int64_t length) {
-  return NotificationBuilder::Make(abi::NotifyCode::kInvalInode,
-                                   abi::NotifyInvalInodeOut{nodeid, offset, length});
+  return NotificationBuilder::Make(wire::NotifyCode::kInvalInode,
+                                   wire::NotifyInvalInodeOut{nodeid, offset, length});
 }
 
 absl::StatusOr<Notification> EncodeNotifyInvalEntry(uint64_t parent, std::string_view name,
                                                     uint32_t flags) {
   if (absl::Status status = CheckName(name); !status.ok()) return status;
-  const abi::NotifyInvalEntryOut fixed{parent, static_cast<uint32_t>(name.size()), flags};
-  return NotificationBuilder::Make(abi::NotifyCode::kInvalEntry, fixed, AsBytes(name), kNul);
+  const wire::NotifyInvalEntryOut fixed{parent, static_cast<uint32_t>(name.size()), flags};
+  return NotificationBuilder::Make(wire::NotifyCode::kInvalEntry, fixed, AsBytes(name), kNul);
 }
 
 absl::StatusOr<Notification> EncodeNotifyDelete(uint64_t parent, uint64_t child,
                                                 std::string_view name) {
   if (absl::Status status = CheckName(name); !status.ok()) return status;
-  const abi::NotifyDeleteOut fixed{parent, child, static_cast<uint32_t>(name.size()), 0};
-  return NotificationBuilder::Make(abi::NotifyCode::kDelete, fixed, AsBytes(name), kNul);
+  const wire::NotifyDeleteOut fixed{parent, child, static_cast<uint32_t>(name.size()), 0};
+  return NotificationBuilder::Make(wire::NotifyCode::kDelete, fixed, AsBytes(name), kNul);
 }
 
 absl::StatusOr<Notification> EncodeNotifyStore(uint64_t nodeid, uint64_t offset, ConstBytes data) {
-  if (data.size() >
-      std::numeric_limits<uint32_t>::max() - sizeof(abi::NotifyStoreOut) - sizeof(abi::OutHeader)) {
+  if (data.size() > std::numeric_limits<uint32_t>::max() - sizeof(wire::NotifyStoreOut) -
+                        sizeof(wire::OutHeader)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("a STORE notification cannot carry %u bytes", data.size()));
   }
-  const abi::NotifyStoreOut fixed{nodeid, offset, static_cast<uint32_t>(data.size()), 0};
-  return NotificationBuilder::Make(abi::NotifyCode::kStore, fixed, data);
+  const wire::NotifyStoreOut fixed{nodeid, offset, static_cast<uint32_t>(data.size()), 0};
+  return NotificationBuilder::Make(wire::NotifyCode::kStore, fixed, data);
 }
 
 Notification EncodeNotifyRetrieve(uint64_t notify_unique, uint64_t nodeid, uint64_t offset,
                                   uint32_t size) {
-  return NotificationBuilder::Make(abi::NotifyCode::kRetrieve,
-                                   abi::NotifyRetrieveOut{notify_unique, nodeid, offset, size, 0});
+  return NotificationBuilder::Make(wire::NotifyCode::kRetrieve,
+                                   wire::NotifyRetrieveOut{notify_unique, nodeid, offset, size, 0});
 }
 
-Notification EncodeNotifyResend() { return NotificationBuilder::Bare(abi::NotifyCode::kResend); }
+Notification EncodeNotifyResend() { return NotificationBuilder::Bare(wire::NotifyCode::kResend); }
 
 Notification EncodeNotifyIncEpoch() {
-  return NotificationBuilder::Bare(abi::NotifyCode::kIncEpoch);
+  return NotificationBuilder::Bare(wire::NotifyCode::kIncEpoch);
 }
 
 absl::StatusOr<Notification> EncodeNotifyPrune(std::span<const uint64_t> nodeids) {
-  constexpr size_t kMaxIds = (std::numeric_limits<uint32_t>::max() - sizeof(abi::OutHeader) -
-                              sizeof(abi::NotifyPruneOut)) /
+  constexpr size_t kMaxIds = (std::numeric_limits<uint32_t>::max() - sizeof(wire::OutHeader) -
+                              sizeof(wire::NotifyPruneOut)) /
                              sizeof(uint64_t);
   if (nodeids.size() > kMaxIds) {
     return absl::InvalidArgumentError(
         absl::StrFormat("a PRUNE notification cannot carry %u node ids", nodeids.size()));
   }
-  const abi::NotifyPruneOut fixed{static_cast<uint32_t>(nodeids.size()), 0, 0};
-  return NotificationBuilder::Make(abi::NotifyCode::kPrune, fixed, std::as_bytes(nodeids));
+  const wire::NotifyPruneOut fixed{static_cast<uint32_t>(nodeids.size()), 0, 0};
+  return NotificationBuilder::Make(wire::NotifyCode::kPrune, fixed, std::as_bytes(nodeids));
 }
 
 }  // namespace ringfuse

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "protocol/bytes.h"
+#include "ringfuse/bytes.h"
 
 namespace ringfuse {
 

@@ -1,4 +1,4 @@
-#include "protocol/reply.h"
+#include "ringfuse/reply.h"
 
 #include <cerrno>
 #include <utility>
@@ -10,12 +10,12 @@ namespace {
 constexpr int kFirstRejectedErrno = 512;
 
 bool IsValidDirentName(std::string_view name) {
-  return !name.empty() && name.size() <= abi::kNameMax &&
+  return !name.empty() && name.size() <= wire::kNameMax &&
          name.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
 }
 
 size_t AlignDirent(size_t size) {
-  return (size + abi::kDirentAlignment - 1) & ~(abi::kDirentAlignment - 1);
+  return (size + wire::kDirentAlignment - 1) & ~(wire::kDirentAlignment - 1);
 }
 
 }  // namespace
@@ -58,25 +58,26 @@ void ReplyToken::Deliver(int32_t error, std::span<const ConstBytes> body) {
 
 void CountReply::Ok(uint64_t count) {
   if (wide_) {
-    token_.Send({AsBytes(abi::CopyFileRangeOut{count})});
+    token_.Send({AsBytes(wire::CopyFileRangeOut{count})});
   } else {
-    token_.Send({AsBytes(abi::WriteOut{static_cast<uint32_t>(count), 0})});
+    token_.Send({AsBytes(wire::WriteOut{static_cast<uint32_t>(count), 0})});
   }
 }
 
 void IoctlReply::Ok(int32_t result, ConstBytes out_data) {
-  const abi::IoctlOut out{result, 0, 0, 0};
+  const wire::IoctlOut out{result, 0, 0, 0};
   token_.Send({AsBytes(out), out_data});
 }
 
-void IoctlReply::Retry(std::span<const abi::IoctlIovec> in, std::span<const abi::IoctlIovec> out) {
-  const abi::IoctlOut head{0, abi::kIoctlRetry, static_cast<uint32_t>(in.size()),
-                           static_cast<uint32_t>(out.size())};
+void IoctlReply::Retry(std::span<const wire::IoctlIovec> in,
+                       std::span<const wire::IoctlIovec> out) {
+  const wire::IoctlOut head{0, wire::kIoctlRetry, static_cast<uint32_t>(in.size()),
+                            static_cast<uint32_t>(out.size())};
   token_.Send({AsBytes(head), std::as_bytes(in), std::as_bytes(out)});
 }
 
-abi::Attr AttrFromStat(const struct stat& st) {
-  abi::Attr attr{};
+wire::Attr AttrFromStat(const struct stat& st) {
+  wire::Attr attr{};
   attr.ino = st.st_ino;
   attr.size = static_cast<uint64_t>(st.st_size);
   attr.blocks = static_cast<uint64_t>(st.st_blocks);
@@ -95,9 +96,9 @@ abi::Attr AttrFromStat(const struct stat& st) {
   return attr;
 }
 
-abi::EntryOut MakeEntry(uint64_t nodeid, uint64_t generation, const abi::Attr& attr,
-                        Timeout entry_timeout, Timeout attr_timeout) {
-  abi::EntryOut entry{};
+wire::EntryOut MakeEntry(uint64_t nodeid, uint64_t generation, const wire::Attr& attr,
+                         Timeout entry_timeout, Timeout attr_timeout) {
+  wire::EntryOut entry{};
   entry.nodeid = nodeid;
   entry.generation = generation;
   entry.entry_valid = entry_timeout.seconds;
@@ -108,30 +109,30 @@ abi::EntryOut MakeEntry(uint64_t nodeid, uint64_t generation, const abi::Attr& a
   return entry;
 }
 
-abi::EntryOut MakeNegativeEntry(Timeout timeout) {
-  return MakeEntry(0, 0, abi::Attr{}, timeout, Timeout{});
+wire::EntryOut MakeNegativeEntry(Timeout timeout) {
+  return MakeEntry(0, 0, wire::Attr{}, timeout, Timeout{});
 }
 
-abi::AttrOut MakeAttrOut(const abi::Attr& attr, Timeout timeout) {
-  abi::AttrOut out{};
+wire::AttrOut MakeAttrOut(const wire::Attr& attr, Timeout timeout) {
+  wire::AttrOut out{};
   out.attr_valid = timeout.seconds;
   out.attr_valid_nsec = timeout.nanoseconds;
   out.attr = attr;
   return out;
 }
 
-abi::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id) {
-  return abi::OpenOut{fh, open_flags, backing_id};
+wire::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id) {
+  return wire::OpenOut{fh, open_flags, backing_id};
 }
 
 size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstBytes> body,
                           MutableBytes out) {
-  size_t length = sizeof(abi::OutHeader);
+  size_t length = sizeof(wire::OutHeader);
   if (error == 0) {
     for (ConstBytes part : body) length += part.size();
   }
   if (length > out.size()) return 0;
-  const abi::OutHeader header{static_cast<uint32_t>(length), error, unique};
+  const wire::OutHeader header{static_cast<uint32_t>(length), error, unique};
   std::memcpy(out.data(), &header, sizeof(header));
   size_t at = sizeof(header);
   if (error == 0) {
@@ -144,11 +145,11 @@ size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstB
 }
 
 size_t DirentPacker::DirentSize(size_t name_length) {
-  return AlignDirent(sizeof(abi::Dirent) + name_length);
+  return AlignDirent(sizeof(wire::Dirent) + name_length);
 }
 
 size_t DirentPacker::DirentPlusSize(size_t name_length) {
-  return AlignDirent(sizeof(abi::DirentPlus) + name_length);
+  return AlignDirent(sizeof(wire::DirentPlus) + name_length);
 }
 
 bool DirentPacker::Append(ConstBytes head, std::string_view name, size_t record_size) {
@@ -168,14 +169,14 @@ bool DirentPacker::Append(ConstBytes head, std::string_view name, size_t record_
 }
 
 bool DirentPacker::Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name) {
-  const abi::Dirent dirent{ino, offset, static_cast<uint32_t>(name.size()), type};
+  const wire::Dirent dirent{ino, offset, static_cast<uint32_t>(name.size()), type};
   return Append(AsBytes(dirent), name, DirentSize(name.size()));
 }
 
-bool DirentPacker::AddPlus(const abi::EntryOut& entry, uint64_t offset, uint32_t type,
+bool DirentPacker::AddPlus(const wire::EntryOut& entry, uint64_t offset, uint32_t type,
                            std::string_view name) {
-  const abi::DirentPlus plus{
-      entry, abi::Dirent{entry.attr.ino, offset, static_cast<uint32_t>(name.size()), type}};
+  const wire::DirentPlus plus{
+      entry, wire::Dirent{entry.attr.ino, offset, static_cast<uint32_t>(name.size()), type}};
   return Append(AsBytes(plus), name, DirentPlusSize(name.size()));
 }
 

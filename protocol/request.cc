@@ -1,15 +1,16 @@
-#include "protocol/request.h"
+#include "ringfuse/request.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "protocol/reader.h"
 
 namespace ringfuse {
 namespace {
 
 // Bytes of the fixed argument struct this connection's kernel sends for an opcode.
 size_t FixedSize(const OpcodeInfo& info, const ParseContext& context) {
-  if (info.opcode == Opcode::kSetxattr && !context.setxattr_ext) return abi::kCompatSetxattrInSize;
+  if (info.opcode == Opcode::kSetxattr && !context.setxattr_ext) return wire::kCompatSetxattrInSize;
   return info.fixed_size;
 }
 
@@ -17,7 +18,7 @@ size_t FixedSize(const OpcodeInfo& info, const ParseContext& context) {
 // every accessor returns nothing after it, so a per-opcode parse is a straight line of reads.
 class ArgumentParser {
  public:
-  ArgumentParser(const abi::InHeader& header, ConstBytes fixed, ConstBytes tail,
+  ArgumentParser(const wire::InHeader& header, ConstBytes fixed, ConstBytes tail,
                  const ParseContext& context)
       : header_(header), fixed_(fixed), tail_(tail), context_(context) {}
 
@@ -61,10 +62,10 @@ class ArgumentParser {
     if (!error_ && in.size > limit) Fail(ParseErrorKind::kSizeTooLarge, what);
     return in;
   }
-  abi::ReadIn ReadSize(std::string_view what) {
-    return SizedReply<abi::ReadIn>(context_.max_reply, what);
+  wire::ReadIn ReadSize(std::string_view what) {
+    return SizedReply<wire::ReadIn>(context_.max_reply, what);
   }
-  abi::GetxattrIn XattrSize() { return SizedReply<abi::GetxattrIn>(abi::kXattrSizeMax, "size"); }
+  wire::GetxattrIn XattrSize() { return SizedReply<wire::GetxattrIn>(wire::kXattrSizeMax, "size"); }
 
   template <typename T>
   RecordArray<T> Records(uint32_t count, std::string_view what) {
@@ -76,10 +77,10 @@ class ArgumentParser {
     if (!error_) error_ = ParseError{kind, header_.opcode, header_.unique, what};
   }
 
-  std::string_view EntryName() { return Name("name", abi::kNameMax); }
-  std::string_view XattrName() { return Name("xattr name", abi::kXattrNameMax); }
+  std::string_view EntryName() { return Name("name", wire::kNameMax); }
+  std::string_view XattrName() { return Name("xattr name", wire::kXattrNameMax); }
 
-  const abi::InHeader& header_;
+  const wire::InHeader& header_;
   Reader fixed_;
   Reader tail_;
   const ParseContext& context_;
@@ -87,60 +88,60 @@ class ArgumentParser {
 };
 
 std::optional<RequestArgs> ArgumentParser::Parse(Opcode opcode) {
-  using abi::kNameMax;
+  using wire::kNameMax;
   RequestArgs args;
   switch (opcode) {
     case Opcode::kLookup: args = op::Lookup{EntryName()}; break;
-    case Opcode::kForget: args = op::Forget{Fixed<abi::ForgetIn>()}; break;
-    case Opcode::kGetattr: args = op::Getattr{Fixed<abi::GetattrIn>()}; break;
-    case Opcode::kSetattr: args = op::Setattr{Fixed<abi::SetattrIn>()}; break;
+    case Opcode::kForget: args = op::Forget{Fixed<wire::ForgetIn>()}; break;
+    case Opcode::kGetattr: args = op::Getattr{Fixed<wire::GetattrIn>()}; break;
+    case Opcode::kSetattr: args = op::Setattr{Fixed<wire::SetattrIn>()}; break;
     case Opcode::kReadlink: args = op::Readlink{}; break;
     case Opcode::kSymlink: {
       const std::string_view name = EntryName();
-      args = op::Symlink{name, Name("symlink target", abi::kSymlinkTargetMax)};
+      args = op::Symlink{name, Name("symlink target", wire::kSymlinkTargetMax)};
       break;
     }
     case Opcode::kMknod: {
-      const auto in = Fixed<abi::MknodIn>();
+      const auto in = Fixed<wire::MknodIn>();
       args = op::Mknod{in, EntryName()};
       break;
     }
     case Opcode::kMkdir: {
-      const auto in = Fixed<abi::MkdirIn>();
+      const auto in = Fixed<wire::MkdirIn>();
       args = op::Mkdir{in, EntryName()};
       break;
     }
     case Opcode::kUnlink: args = op::Unlink{EntryName()}; break;
     case Opcode::kRmdir: args = op::Rmdir{EntryName()}; break;
     case Opcode::kRename: {
-      const auto in = Fixed<abi::RenameIn>();
+      const auto in = Fixed<wire::RenameIn>();
       const std::string_view old_name = Name("old name", kNameMax);
       args = op::Rename{in.newdir, 0, old_name, Name("new name", kNameMax)};
       break;
     }
     case Opcode::kRename2: {
-      const auto in = Fixed<abi::Rename2In>();
+      const auto in = Fixed<wire::Rename2In>();
       const std::string_view old_name = Name("old name", kNameMax);
       args = op::Rename{in.newdir, in.flags, old_name, Name("new name", kNameMax)};
       break;
     }
     case Opcode::kLink: {
-      const auto in = Fixed<abi::LinkIn>();
+      const auto in = Fixed<wire::LinkIn>();
       args = op::Link{in, Name("new name", kNameMax)};
       break;
     }
-    case Opcode::kOpen: args = op::Open{Fixed<abi::OpenIn>()}; break;
+    case Opcode::kOpen: args = op::Open{Fixed<wire::OpenIn>()}; break;
     case Opcode::kRead: args = op::Read{ReadSize("read size")}; break;
     case Opcode::kWrite: {
-      const auto in = Fixed<abi::WriteIn>();
+      const auto in = Fixed<wire::WriteIn>();
       args = op::Write{in, Data(in.size, "write data")};
       break;
     }
     case Opcode::kStatfs: args = op::Statfs{}; break;
-    case Opcode::kRelease: args = op::Release{Fixed<abi::ReleaseIn>()}; break;
-    case Opcode::kFsync: args = op::Fsync{Fixed<abi::FsyncIn>()}; break;
+    case Opcode::kRelease: args = op::Release{Fixed<wire::ReleaseIn>()}; break;
+    case Opcode::kFsync: args = op::Fsync{Fixed<wire::FsyncIn>()}; break;
     case Opcode::kSetxattr: {
-      const auto in = Fixed<abi::SetxattrIn>();
+      const auto in = Fixed<wire::SetxattrIn>();
       const std::string_view name = XattrName();
       args = op::Setxattr{in, name, Data(in.size, "xattr value")};
       break;
@@ -152,88 +153,88 @@ std::optional<RequestArgs> ArgumentParser::Parse(Opcode opcode) {
     }
     case Opcode::kListxattr: args = op::Listxattr{XattrSize()}; break;
     case Opcode::kRemovexattr: args = op::Removexattr{XattrName()}; break;
-    case Opcode::kFlush: args = op::Flush{Fixed<abi::FlushIn>()}; break;
-    case Opcode::kInit: args = op::Init{Fixed<abi::InitIn>()}; break;
-    case Opcode::kOpendir: args = op::Opendir{Fixed<abi::OpenIn>()}; break;
+    case Opcode::kFlush: args = op::Flush{Fixed<wire::FlushIn>()}; break;
+    case Opcode::kInit: args = op::Init{Fixed<wire::InitIn>()}; break;
+    case Opcode::kOpendir: args = op::Opendir{Fixed<wire::OpenIn>()}; break;
     case Opcode::kReaddir: args = op::Readdir{ReadSize("readdir size")}; break;
-    case Opcode::kReleasedir: args = op::Releasedir{Fixed<abi::ReleaseIn>()}; break;
-    case Opcode::kFsyncdir: args = op::Fsyncdir{Fixed<abi::FsyncIn>()}; break;
-    case Opcode::kGetlk: args = op::Getlk{Fixed<abi::LkIn>()}; break;
-    case Opcode::kSetlk: args = op::Setlk{Fixed<abi::LkIn>(), false}; break;
-    case Opcode::kSetlkw: args = op::Setlk{Fixed<abi::LkIn>(), true}; break;
-    case Opcode::kAccess: args = op::Access{Fixed<abi::AccessIn>()}; break;
+    case Opcode::kReleasedir: args = op::Releasedir{Fixed<wire::ReleaseIn>()}; break;
+    case Opcode::kFsyncdir: args = op::Fsyncdir{Fixed<wire::FsyncIn>()}; break;
+    case Opcode::kGetlk: args = op::Getlk{Fixed<wire::LkIn>()}; break;
+    case Opcode::kSetlk: args = op::Setlk{Fixed<wire::LkIn>(), false}; break;
+    case Opcode::kSetlkw: args = op::Setlk{Fixed<wire::LkIn>(), true}; break;
+    case Opcode::kAccess: args = op::Access{Fixed<wire::AccessIn>()}; break;
     case Opcode::kCreate: {
-      const auto in = Fixed<abi::CreateIn>();
+      const auto in = Fixed<wire::CreateIn>();
       args = op::Create{in, EntryName()};
       break;
     }
-    case Opcode::kInterrupt: args = op::Interrupt{Fixed<abi::InterruptIn>()}; break;
-    case Opcode::kBmap: args = op::Bmap{Fixed<abi::BmapIn>()}; break;
+    case Opcode::kInterrupt: args = op::Interrupt{Fixed<wire::InterruptIn>()}; break;
+    case Opcode::kBmap: args = op::Bmap{Fixed<wire::BmapIn>()}; break;
     case Opcode::kDestroy: args = op::Destroy{}; break;
     case Opcode::kIoctl: {
-      const auto in = Fixed<abi::IoctlIn>();
+      const auto in = Fixed<wire::IoctlIn>();
       args = op::Ioctl{in, Data(in.in_size, "ioctl input")};
       break;
     }
-    case Opcode::kPoll: args = op::Poll{Fixed<abi::PollIn>()}; break;
+    case Opcode::kPoll: args = op::Poll{Fixed<wire::PollIn>()}; break;
     case Opcode::kNotifyReply: {
-      const auto in = Fixed<abi::NotifyRetrieveIn>();
+      const auto in = Fixed<wire::NotifyRetrieveIn>();
       args = op::NotifyReply{in, Data(in.size, "retrieved data")};
       break;
     }
     case Opcode::kBatchForget: {
-      const auto in = Fixed<abi::BatchForgetIn>();
-      args = op::BatchForget{Records<abi::ForgetOne>(in.count, "forget records")};
+      const auto in = Fixed<wire::BatchForgetIn>();
+      args = op::BatchForget{Records<wire::ForgetOne>(in.count, "forget records")};
       break;
     }
-    case Opcode::kFallocate: args = op::Fallocate{Fixed<abi::FallocateIn>()}; break;
+    case Opcode::kFallocate: args = op::Fallocate{Fixed<wire::FallocateIn>()}; break;
     case Opcode::kReaddirplus: args = op::Readdirplus{ReadSize("readdirplus size")}; break;
-    case Opcode::kLseek: args = op::Lseek{Fixed<abi::LseekIn>()}; break;
+    case Opcode::kLseek: args = op::Lseek{Fixed<wire::LseekIn>()}; break;
     case Opcode::kCopyFileRange:
-      args = op::CopyFileRange{Fixed<abi::CopyFileRangeIn>(), false};
+      args = op::CopyFileRange{Fixed<wire::CopyFileRangeIn>(), false};
       break;
     case Opcode::kCopyFileRange64:
-      args = op::CopyFileRange{Fixed<abi::CopyFileRangeIn>(), true};
+      args = op::CopyFileRange{Fixed<wire::CopyFileRangeIn>(), true};
       break;
-    case Opcode::kSetupMapping: args = op::SetupMapping{Fixed<abi::SetupMappingIn>()}; break;
+    case Opcode::kSetupMapping: args = op::SetupMapping{Fixed<wire::SetupMappingIn>()}; break;
     case Opcode::kRemoveMapping: {
-      const auto in = Fixed<abi::RemoveMappingIn>();
-      args = op::RemoveMapping{Records<abi::RemoveMappingOne>(in.count, "mapping records")};
+      const auto in = Fixed<wire::RemoveMappingIn>();
+      args = op::RemoveMapping{Records<wire::RemoveMappingOne>(in.count, "mapping records")};
       break;
     }
-    case Opcode::kSyncfs: args = op::Syncfs{Fixed<abi::SyncfsIn>()}; break;
+    case Opcode::kSyncfs: args = op::Syncfs{Fixed<wire::SyncfsIn>()}; break;
     case Opcode::kTmpfile: {
-      const auto in = Fixed<abi::CreateIn>();
+      const auto in = Fixed<wire::CreateIn>();
       args = op::Tmpfile{in, EntryName()};
       break;
     }
-    case Opcode::kStatx: args = op::Statx{Fixed<abi::StatxIn>()}; break;
+    case Opcode::kStatx: args = op::Statx{Fixed<wire::StatxIn>()}; break;
   }
   if (error_) return std::nullopt;
   return args;
 }
 
 // Walks the extension list: each extension is an ExtHeader whose size covers itself.
-std::optional<ParseError> ParseExtensions(const abi::InHeader& header, ConstBytes raw,
+std::optional<ParseError> ParseExtensions(const wire::InHeader& header, ConstBytes raw,
                                           Extensions& out) {
   const ParseError bad{ParseErrorKind::kBadExtension, header.opcode, header.unique, "extension"};
   out.raw = raw;
   Reader reader(raw);
   while (reader.remaining() > 0) {
     const ConstBytes rest = reader.rest();
-    const std::optional<abi::ExtHeader> ext = reader.Read<abi::ExtHeader>();
-    if (!ext || ext->size < sizeof(abi::ExtHeader) || ext->size % 8 != 0 ||
+    const std::optional<wire::ExtHeader> ext = reader.Read<wire::ExtHeader>();
+    if (!ext || ext->size < sizeof(wire::ExtHeader) || ext->size % 8 != 0 ||
         ext->size > rest.size()) {
       return bad;
     }
     const ConstBytes body =
-        rest.subspan(sizeof(abi::ExtHeader), ext->size - sizeof(abi::ExtHeader));
+        rest.subspan(sizeof(wire::ExtHeader), ext->size - sizeof(wire::ExtHeader));
     reader = Reader(rest.subspan(ext->size));
-    if (ext->type <= abi::kMaxNrSecctx) {
+    if (ext->type <= wire::kMaxNrSecctx) {
       out.security_context = rest.first(ext->size);
-    } else if (ext->type == abi::kExtGroups) {
+    } else if (ext->type == wire::kExtGroups) {
       Reader groups(body);
-      const std::optional<abi::SuppGroups> head = groups.Read<abi::SuppGroups>();
+      const std::optional<wire::SuppGroups> head = groups.Read<wire::SuppGroups>();
       if (!head || uint64_t{head->nr_groups} * sizeof(uint32_t) > groups.remaining()) return bad;
       out.supp_groups = RecordArray<uint32_t>(groups.rest(), head->nr_groups);
     }
@@ -242,7 +243,7 @@ std::optional<ParseError> ParseExtensions(const abi::InHeader& header, ConstByte
 }
 
 // Shared by both entry points once the header is read and the message split in three parts.
-ParseResult ParseParts(const abi::InHeader& header, ConstBytes fixed_area, ConstBytes tail_and_ext,
+ParseResult ParseParts(const wire::InHeader& header, ConstBytes fixed_area, ConstBytes tail_and_ext,
                        const ParseContext& context) {
   const std::optional<OpcodeInfo> info = LookupOpcode(header.opcode);
   if (!info) return ParseError{ParseErrorKind::kUnknownOpcode, header.opcode, header.unique, {}};
@@ -255,7 +256,7 @@ ParseResult ParseParts(const abi::InHeader& header, ConstBytes fixed_area, Const
   const ConstBytes tail = tail_and_ext.first(tail_and_ext.size() - ext_bytes);
 
   const size_t fixed_size = FixedSize(*info, context);
-  const size_t minimum_fixed = info->opcode == Opcode::kInit ? abi::kCompatInitInSize : fixed_size;
+  const size_t minimum_fixed = info->opcode == Opcode::kInit ? wire::kCompatInitInSize : fixed_size;
   if (fixed_area.size() < minimum_fixed) {
     return ParseError{ParseErrorKind::kTruncatedArgument, header.opcode, header.unique,
                       "fixed argument"};
@@ -302,7 +303,7 @@ absl::Status ParseError::ToStatus() const { return absl::InvalidArgumentError(To
 
 ParseResult ParseRequest(ConstBytes message, const ParseContext& context) {
   Reader reader(message);
-  const std::optional<abi::InHeader> header = reader.Read<abi::InHeader>();
+  const std::optional<wire::InHeader> header = reader.Read<wire::InHeader>();
   if (!header) {
     ParseError error{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
     // The unique sits at bytes 8..16: answerable even when the rest of the header is missing.
@@ -327,7 +328,7 @@ ParseResult ParseRequest(ConstBytes message, const ParseContext& context) {
 
 ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes payload,
                              const ParseContext& context) {
-  const std::optional<abi::InHeader> header = Reader(in_out).Read<abi::InHeader>();
+  const std::optional<wire::InHeader> header = Reader(in_out).Read<wire::InHeader>();
   if (!header) return ParseError{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
   const std::optional<OpcodeInfo> info = LookupOpcode(header->opcode);
   if (info && info->fixed_in_ring_payload) {

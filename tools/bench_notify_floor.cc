@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "ringfuse/session.h"
 #include "tools/null_fs.h"
-#include "transport/session.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -60,7 +60,7 @@ int RunNotifyFloor(const NotifyFloorConfig& config) {
         all_absent));
     entry_us.push_back(TimePerMessage(
         config.count,
-        [&](int i) { return notifier.InvalEntry(abi::kRootId, absl::StrCat("absent-", i)); },
+        [&](int i) { return notifier.InvalEntry(wire::kRootId, absl::StrCat("absent-", i)); },
         all_absent));
   }
   (*session)->Stop();

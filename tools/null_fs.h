@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "protocol/handler.h"
+#include "ringfuse/handler.h"
 
 namespace ringfuse::tools {
 
@@ -25,7 +25,7 @@ class NullFs : public Handler {
     reply.Ok(MakeAttrOut(context.nodeid() == kFileNode ? FileAttr() : RootAttr(), Timeout{}));
   }
   void Open(const RequestContext&, const op::Open&, OpenReply reply) override {
-    reply.Ok(MakeOpenOut(1, abi::kFopenDirectIo));
+    reply.Ok(MakeOpenOut(1, wire::kFopenDirectIo));
   }
   void Read(const RequestContext&, const op::Read& args, DataReply reply) override {
     static const std::byte kZeros[kFileSize] = {};
@@ -42,15 +42,15 @@ class NullFs : public Handler {
   }
 
  private:
-  static abi::Attr RootAttr() {
-    abi::Attr attr{};
-    attr.ino = abi::kRootId;
+  static wire::Attr RootAttr() {
+    wire::Attr attr{};
+    attr.ino = wire::kRootId;
     attr.mode = S_IFDIR | 0755;
     attr.nlink = 2;
     return attr;
   }
-  static abi::Attr FileAttr() {
-    abi::Attr attr{};
+  static wire::Attr FileAttr() {
+    wire::Attr attr{};
     attr.ino = kFileNode;
     attr.mode = S_IFREG | 0644;
     attr.nlink = 1;

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "ringfuse/session.h"
+#include "ringfuse/signals.h"
 #include "tools/null_fs.h"
-#include "transport/session.h"
-#include "transport/signals.h"
 
 namespace ringfuse::tools {
 

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <string>
 
-#include "protocol/abi.h"
-#include "protocol/init.h"
-#include "protocol/notify.h"
-#include "protocol/opcode.h"
+#include "ringfuse/init.h"
+#include "ringfuse/notify.h"
+#include "ringfuse/opcode.h"
+#include "ringfuse/wire.h"
 
 namespace ringfuse {
 namespace {
@@ -27,14 +27,14 @@ bool CheckOpcodeTable() {
 }
 
 bool CheckNegotiation() {
-  abi::InitIn offer{};
+  wire::InitIn offer{};
   offer.major = 7;
   offer.minor = 45;
   offer.max_readahead = 128 * 1024;
   offer.flags = 0x73fffffb;  // what Linux 6.18 offers
   offer.flags2 = 0x7fd;      // ... with enable_uring=Y
   InitWishes wishes;
-  wishes.flags |= abi::init_flag::kOverIoUring;
+  wishes.flags |= wire::init_flag::kOverIoUring;
   const absl::StatusOr<InitResult> result = Negotiate(offer, wishes);
   if (!result.ok()) {
     std::printf("INIT negotiation: FAILED: %s\n", std::string(result.status().message()).c_str());
@@ -56,7 +56,7 @@ bool CheckIncEpoch() {
   std::printf("INC_EPOCH notification (%zu bytes):", size);
   for (size_t i = 0; i < size; ++i) std::printf(" %02x", static_cast<unsigned>(bytes[i]));
   std::printf("\n");
-  return size == sizeof(abi::OutHeader);
+  return size == sizeof(wire::OutHeader);
 }
 
 }  // namespace
@@ -64,8 +64,8 @@ bool CheckIncEpoch() {
 
 int main() {
   std::printf("ringfuse speaks FUSE %u.%u (accepts kernels from 7.%u)\n",
-              ringfuse::abi::kKernelMajor, ringfuse::abi::kKernelMinor,
-              ringfuse::abi::kOldestSupportedMinor);
+              ringfuse::wire::kKernelMajor, ringfuse::wire::kKernelMinor,
+              ringfuse::wire::kOldestSupportedMinor);
   const bool ok =
       ringfuse::CheckOpcodeTable() & ringfuse::CheckNegotiation() & ringfuse::CheckIncEpoch();
   std::printf("%s\n", ok ? "self-check passed" : "self-check FAILED");

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "protocol/abi.h"
+#include "ringfuse/wire.h"
 #include "transport/errno_status.h"
 
 namespace ringfuse {
@@ -38,14 +38,14 @@ absl::StatusOr<UniqueFd> CloneDevFuse(int session_fd) {
   absl::StatusOr<UniqueFd> clone = OpenDevFuse();
   if (!clone.ok()) return clone;
   uint32_t master = static_cast<uint32_t>(session_fd);
-  if (::ioctl(clone->get(), abi::kDevIocClone, &master) != 0) {
+  if (::ioctl(clone->get(), wire::kDevIocClone, &master) != 0) {
     return ErrnoStatus(errno, "FUSE_DEV_IOC_CLONE failed");
   }
   return clone;
 }
 
 absl::Status EnableSyncInit(int fd) {
-  if (::ioctl(fd, abi::kDevIocSyncInit) == 0) return absl::OkStatus();
+  if (::ioctl(fd, wire::kDevIocSyncInit) == 0) return absl::OkStatus();
   if (errno == ENOTTY) {
     return absl::UnimplementedError("FUSE_DEV_IOC_SYNC_INIT needs Linux 6.18 or newer");
   }
@@ -53,8 +53,8 @@ absl::Status EnableSyncInit(int fd) {
 }
 
 absl::StatusOr<int32_t> OpenBacking(int dev_fd, int backing_fd) {
-  abi::BackingMap map{backing_fd, 0, 0};
-  const int id = ::ioctl(dev_fd, abi::kDevIocBackingOpen, &map);
+  wire::BackingMap map{backing_fd, 0, 0};
+  const int id = ::ioctl(dev_fd, wire::kDevIocBackingOpen, &map);
   if (id >= 0) return id;
   if (errno == EPERM) {
     return absl::PermissionDeniedError(
@@ -65,7 +65,7 @@ absl::StatusOr<int32_t> OpenBacking(int dev_fd, int backing_fd) {
 
 absl::Status CloseBacking(int dev_fd, int32_t backing_id) {
   uint32_t id = static_cast<uint32_t>(backing_id);
-  if (::ioctl(dev_fd, abi::kDevIocBackingClose, &id) == 0) return absl::OkStatus();
+  if (::ioctl(dev_fd, wire::kDevIocBackingClose, &id) == 0) return absl::OkStatus();
   return ErrnoStatus(errno, "FUSE_DEV_IOC_BACKING_CLOSE failed");
 }
 

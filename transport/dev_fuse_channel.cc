@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <vector>
 
-#include "protocol/abi.h"
-#include "transport/log.h"
+#include "ringfuse/log.h"
+#include "ringfuse/wire.h"
 
 namespace ringfuse {
 
@@ -28,7 +28,7 @@ int WriteReply(int fd, uint64_t unique, int32_t error, std::span<const ConstByte
     return WriteReply(fd, unique, error, one);
   }
   iovec iov[kMaxReplyParts];
-  abi::OutHeader header{sizeof(abi::OutHeader), error, unique};
+  wire::OutHeader header{sizeof(wire::OutHeader), error, unique};
   iov[0] = {&header, sizeof(header)};
   size_t count = 1;
   if (error == 0) {

@@ -3,7 +3,7 @@
 
 #include <span>
 
-#include "protocol/reply.h"
+#include "ringfuse/reply.h"
 
 namespace ringfuse {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <memory>
 
-#include "transport/log.h"
+#include "ringfuse/log.h"
 #include "transport/transport.h"
 
 namespace ringfuse {

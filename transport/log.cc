@@ -1,5 +1,6 @@
 #include "transport/log.h"
 
+#include <atomic>
 #include <cstdio>
 
 namespace ringfuse {
@@ -7,7 +8,18 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kWarning)};
 
-constexpr const char* kLevelNames[] = {"error", "warning", "info", "debug"};
+class StderrSink : public LogSink {
+ public:
+  void Write(LogLevel level, std::string_view line) override {
+    // One fprintf per line: stdio locks the stream, so lines from threads do not interleave.
+    std::string_view name = LogLevelName(level);
+    std::fprintf(stderr, "ringfuse %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
+                 static_cast<int>(line.size()), line.data());
+  }
+};
+
+StderrSink g_stderr_sink;
+std::atomic<LogSink*> g_sink{&g_stderr_sink};
 
 }  // namespace
 
@@ -17,11 +29,17 @@ bool LogEnabled(LogLevel level) {
   return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
 }
 
+void SetLogSink(LogSink* sink) {
+  g_sink.store(sink != nullptr ? sink : &g_stderr_sink, std::memory_order_release);
+}
+
+std::string_view LogLevelName(LogLevel level) {
+  static constexpr std::string_view kNames[] = {"error", "warning", "info", "debug"};
+  return kNames[static_cast<int>(level)];
+}
+
 void LogLine(LogLevel level, std::string_view line) {
-  if (!LogEnabled(level)) return;
-  // One fprintf per line: stdio locks the stream, so lines from threads do not interleave.
-  std::fprintf(stderr, "ringfuse %s: %.*s\n", kLevelNames[static_cast<int>(level)],
-               static_cast<int>(line.size()), line.data());
+  if (LogEnabled(level)) g_sink.load(std::memory_order_acquire)->Write(level, line);
 }
 
 void LoggingDiagnostics::Report(std::string_view line) {

@@ -23,9 +23,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "ringfuse/log.h"
 #include "transport/dev_fuse.h"
 #include "transport/errno_status.h"
-#include "transport/log.h"
 
 extern char** environ;
 

@@ -13,31 +13,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "ringfuse/mount_options.h"
 #include "transport/fd.h"
 
 namespace ringfuse {
-
-enum class MountMethod {
-  kAuto,          // mount(2) as root, fusermount3 otherwise or when auto_unmount is asked for
-  kMountSyscall,  // mount(2)
-  kNewMountApi,   // fsopen/fsconfig/fsmount/move_mount
-  kFusermount,    // fusermount3 (setuid helper)
-};
-
-struct MountOptions {
-  std::string mountpoint;  // an existing directory, empty unless `nonempty`
-  MountMethod method = MountMethod::kAuto;
-  std::string fsname = "ringfuse";  // the "source" column of /proc/mounts
-  std::string subtype;              // shown as fuse.<subtype>
-  bool allow_other = false;
-  bool default_permissions = false;
-  bool read_only = false;
-  bool nonempty = false;  // allow mounting over a non-empty directory
-  std::optional<uint32_t> max_read;
-  std::optional<uint32_t> blksize;  // only meaningful for fuseblk; rejected otherwise by the kernel
-  bool sync_init = false;  // FUSE_DEV_IOC_SYNC_INIT: mount() returns after INIT; kernel mounts only
-  bool auto_unmount = false;  // fusermount3 only: unmount when the daemon dies
-};
 
 class Mount {
  public:

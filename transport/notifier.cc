@@ -1,14 +1,20 @@
-#include "transport/notifier.h"
+#include "ringfuse/notifier.h"
 
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
 
 #include "absl/strings/str_format.h"
+#include "ringfuse/log.h"
 #include "transport/errno_status.h"
-#include "transport/log.h"
+#include "transport/ring.h"
 
 namespace ringfuse {
 namespace {
@@ -30,23 +36,49 @@ std::vector<iovec> ToIovecs(const Notification& notification) {
 
 }  // namespace
 
+struct Notifier::State {
+  struct Queued {
+    wire::NotifyCode code;
+    std::vector<std::byte> bytes;
+    Done done;
+  };
+  struct Waiter {
+    bool answered = false;
+    std::vector<std::byte> data;
+  };
+
+  std::mutex ring_mutex;
+  Ring ring;
+  bool ring_ready = false;
+
+  std::mutex queue_mutex;
+  std::condition_variable queue_changed;
+  std::deque<Queued> queue;
+  size_t in_progress = 0;
+  bool stopping = false;
+  std::thread sender;
+
+  std::mutex retrieve_mutex;
+  std::condition_variable retrieve_answered;
+  uint64_t next_notify_unique = kFirstNotifyUnique;
+  std::map<uint64_t, Waiter> waiters;
+};
+
 Notifier::Notifier(int dev_fd, const Negotiated& negotiated)
-    : dev_fd_(dev_fd),
-      kernel_minor_(negotiated.kernel_minor),
-      next_notify_unique_(kFirstNotifyUnique) {
-  sender_ = std::thread(&Notifier::SendQueued, this);
+    : dev_fd_(dev_fd), kernel_minor_(negotiated.kernel_minor), state_(std::make_unique<State>()) {
+  state_->sender = std::thread(&Notifier::SendQueued, this);
 }
 
 Notifier::~Notifier() {
   {
-    std::lock_guard lock(queue_mutex_);
-    stopping_ = true;
+    std::lock_guard lock(state_->queue_mutex);
+    state_->stopping = true;
   }
-  queue_changed_.notify_all();
-  sender_.join();
+  state_->queue_changed.notify_all();
+  state_->sender.join();
 }
 
-absl::Status Notifier::CheckSupported(abi::NotifyCode code) const {
+absl::Status Notifier::CheckSupported(wire::NotifyCode code) const {
   const uint32_t needed = NotifyMinimumMinor(code);
   if (kernel_minor_ >= needed) return absl::OkStatus();
   return absl::FailedPreconditionError(
@@ -54,7 +86,7 @@ absl::Status Notifier::CheckSupported(abi::NotifyCode code) const {
                       NotifyCodeName(code), needed, kernel_minor_));
 }
 
-absl::Status Notifier::Answer(abi::NotifyCode code, int result, size_t expected) const {
+absl::Status Notifier::Answer(wire::NotifyCode code, int result, size_t expected) const {
   if (result == static_cast<int>(expected)) return absl::OkStatus();
   if (result >= 0) {
     return absl::DataLossError(absl::StrFormat("%s: the kernel took %d of %u bytes",
@@ -84,7 +116,7 @@ absl::Status Notifier::InvalEntry(uint64_t parent, std::string_view name, bool e
     return absl::FailedPreconditionError("expire-only INVAL_ENTRY needs FUSE protocol 7.38");
   }
   absl::StatusOr<Notification> n =
-      EncodeNotifyInvalEntry(parent, name, expire_only ? abi::kExpireOnly : 0);
+      EncodeNotifyInvalEntry(parent, name, expire_only ? wire::kExpireOnly : 0);
   return n.ok() ? Send(*n) : n.status();
 }
 
@@ -115,19 +147,19 @@ absl::StatusOr<std::vector<std::byte>> Notifier::Retrieve(uint64_t nodeid, uint6
                                                           uint32_t size, absl::Duration timeout) {
   uint64_t unique;
   {
-    std::lock_guard lock(retrieve_mutex_);
-    unique = next_notify_unique_;
-    next_notify_unique_ += 2;
-    waiters_[unique];
+    std::lock_guard lock(state_->retrieve_mutex);
+    unique = state_->next_notify_unique;
+    state_->next_notify_unique += 2;
+    state_->waiters[unique];
   }
   absl::Status sent = Send(EncodeNotifyRetrieve(unique, nodeid, offset, size));
-  std::unique_lock lock(retrieve_mutex_);
+  std::unique_lock lock(state_->retrieve_mutex);
   if (sent.ok()) {
-    retrieve_answered_.wait_for(lock, absl::ToChronoMilliseconds(timeout),
-                                [&] { return waiters_[unique].answered; });
+    state_->retrieve_answered.wait_for(lock, absl::ToChronoMilliseconds(timeout),
+                                       [&] { return state_->waiters[unique].answered; });
   }
-  Waiter waiter = std::move(waiters_[unique]);
-  waiters_.erase(unique);
+  State::Waiter waiter = std::move(state_->waiters[unique]);
+  state_->waiters.erase(unique);
   if (!sent.ok()) return sent;
   if (!waiter.answered) {
     return absl::DeadlineExceededError(
@@ -139,44 +171,46 @@ absl::StatusOr<std::vector<std::byte>> Notifier::Retrieve(uint64_t nodeid, uint6
 
 void Notifier::OnNotifyReply(uint64_t notify_unique, const op::NotifyReply& reply) {
   {
-    std::lock_guard lock(retrieve_mutex_);
-    auto waiter = waiters_.find(notify_unique);
-    if (waiter == waiters_.end()) return;  // the caller gave up waiting
+    std::lock_guard lock(state_->retrieve_mutex);
+    auto waiter = state_->waiters.find(notify_unique);
+    if (waiter == state_->waiters.end()) return;  // the caller gave up waiting
     waiter->second.data.assign(reply.data.begin(), reply.data.end());
     waiter->second.answered = true;
   }
-  retrieve_answered_.notify_all();
+  state_->retrieve_answered.notify_all();
 }
 
 void Notifier::Queue(const Notification& notification, Done done) {
-  Queued queued{notification.code(), std::vector<std::byte>(notification.size()), std::move(done)};
+  State::Queued queued{notification.code(), std::vector<std::byte>(notification.size()),
+                       std::move(done)};
   notification.CopyTo(queued.bytes);
   {
-    std::lock_guard lock(queue_mutex_);
-    queue_.push_back(std::move(queued));
+    std::lock_guard lock(state_->queue_mutex);
+    state_->queue.push_back(std::move(queued));
   }
-  queue_changed_.notify_all();
+  state_->queue_changed.notify_all();
 }
 
 void Notifier::Flush() {
-  std::unique_lock lock(queue_mutex_);
-  queue_changed_.wait(lock, [this] { return queue_.empty() && in_progress_ == 0; });
+  std::unique_lock lock(state_->queue_mutex);
+  state_->queue_changed.wait(lock,
+                             [this] { return state_->queue.empty() && state_->in_progress == 0; });
 }
 
 // The background sender: everything queued since the last round goes out in one submission.
 void Notifier::SendQueued() {
-  std::unique_lock lock(queue_mutex_);
+  std::unique_lock lock(state_->queue_mutex);
   for (;;) {
-    queue_changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and nothing left to send
-    std::vector<Queued> round(std::make_move_iterator(queue_.begin()),
-                              std::make_move_iterator(queue_.end()));
-    queue_.clear();
-    in_progress_ = round.size();
+    state_->queue_changed.wait(lock, [this] { return state_->stopping || !state_->queue.empty(); });
+    if (state_->queue.empty()) return;  // stopping, and nothing left to send
+    std::vector<State::Queued> round(std::make_move_iterator(state_->queue.begin()),
+                                     std::make_move_iterator(state_->queue.end()));
+    state_->queue.clear();
+    state_->in_progress = round.size();
     lock.unlock();
 
     std::vector<std::vector<iovec>> messages;
-    for (Queued& q : round) messages.push_back({{q.bytes.data(), q.bytes.size()}});
+    for (State::Queued& q : round) messages.push_back({{q.bytes.data(), q.bytes.size()}});
     std::vector<int> results(round.size());
     Submit(messages, results);
     for (size_t i = 0; i < round.size(); ++i) {
@@ -190,8 +224,8 @@ void Notifier::SendQueued() {
     }
 
     lock.lock();
-    in_progress_ = 0;
-    queue_changed_.notify_all();
+    state_->in_progress = 0;
+    state_->queue_changed.notify_all();
   }
 }
 
@@ -217,11 +251,11 @@ std::vector<absl::Status> Notifier::SendBatch(std::span<const Notification> noti
 // Writes every message with one WRITEV each, kRingEntries per io_uring submission; results[i]
 // is the byte count or -errno of messages[i]. Falls back to writev() if no ring can be had.
 void Notifier::Submit(std::span<const std::vector<iovec>> messages, std::span<int> results) {
-  std::lock_guard lock(ring_mutex_);
-  if (!ring_ready_) ring_ready_ = ring_.Init(kRingEntries, 0).ok();
+  std::lock_guard lock(state_->ring_mutex);
+  if (!state_->ring_ready) state_->ring_ready = state_->ring.Init(kRingEntries, 0).ok();
   for (size_t start = 0; start < messages.size(); start += kRingEntries) {
     const size_t end = std::min(messages.size(), start + kRingEntries);
-    if (!ring_ready_) {
+    if (!state_->ring_ready) {
       for (size_t i = start; i < end; ++i) {
         const ssize_t w =
             ::writev(dev_fd_, messages[i].data(), static_cast<int>(messages[i].size()));
@@ -230,16 +264,16 @@ void Notifier::Submit(std::span<const std::vector<iovec>> messages, std::span<in
       continue;
     }
     for (size_t i = start; i < end; ++i) {
-      io_uring_sqe* sqe = ring_.NextSqe();
+      io_uring_sqe* sqe = state_->ring.NextSqe();
       io_uring_prep_writev(sqe, dev_fd_, messages[i].data(),
                            static_cast<unsigned>(messages[i].size()), 0);
       io_uring_sqe_set_data64(sqe, i);
     }
     size_t completed = 0;
     while (completed < end - start) {
-      const int result = ring_.SubmitAndWait(1);
+      const int result = state_->ring.SubmitAndWait(1);
       if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) break;
-      completed += ring_.DrainCompletions([&](const io_uring_cqe& cqe) {
+      completed += state_->ring.DrainCompletions([&](const io_uring_cqe& cqe) {
         if (cqe.user_data < results.size()) results[cqe.user_data] = cqe.res;
       });
     }

@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "protocol/reply.h"
-#include "transport/log.h"
+#include "ringfuse/log.h"
+#include "ringfuse/reply.h"
 
 namespace ringfuse {
 

@@ -1,5 +1,3 @@
-#include "transport/session.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mount.h>
@@ -14,8 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "protocol/abi.h"
+#include "ringfuse/wire.h"
 #include "transport/errno_status.h"
+#include "transport/session_impl.h"
 
 namespace ringfuse {
 namespace {
@@ -30,10 +29,10 @@ constexpr absl::Duration kGraceAfterUnmount = absl::Milliseconds(200);
 // The transport INIT must prepare for. Wishing for io_uring commits us to it: once agreed, the
 // kernel holds every request until each CPU has a ring queue, so only auto and uring-cmd ask.
 InitWishes WishesFor(TransportKind kind, InitWishes wishes) {
-  wishes.flags &= ~abi::init_flag::kOverIoUring;
-  wishes.required_flags &= ~abi::init_flag::kOverIoUring;
-  if (kind == TransportKind::kAuto) wishes.flags |= abi::init_flag::kOverIoUring;
-  if (kind == TransportKind::kUringCmd) wishes.required_flags |= abi::init_flag::kOverIoUring;
+  wishes.flags &= ~wire::init_flag::kOverIoUring;
+  wishes.required_flags &= ~wire::init_flag::kOverIoUring;
+  if (kind == TransportKind::kAuto) wishes.flags |= wire::init_flag::kOverIoUring;
+  if (kind == TransportKind::kUringCmd) wishes.required_flags |= wire::init_flag::kOverIoUring;
   return wishes;
 }
 
@@ -80,13 +79,13 @@ absl::Status AbortConnection(uint32_t connection_id) {
   return absl::OkStatus();
 }
 
-Session::Session(Mount mount, Handler& handler, const InitWishes& wishes)
+SessionImpl::SessionImpl(Mount mount, Handler& handler, const InitWishes& wishes)
     : mount_(std::move(mount)),
       init_channel_(mount_.dev_fd()),
       dispatcher_(handler, init_channel_, diagnostics_, wishes) {}
 
-absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,
-                                                        Handler& handler) {
+absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Start(const SessionOptions& options,
+                                                                Handler& handler) {
   if (options.mount.sync_init) {
     // mount() would wait for INIT, which the session answers only after mount() returns.
     return absl::InvalidArgumentError(
@@ -94,8 +93,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& op
   }
   absl::StatusOr<Mount> mount = Mount::Create(options.mount);
   if (!mount.ok()) return mount.status();
-  std::unique_ptr<Session> session(
-      new Session(std::move(*mount), handler, WishesFor(options.transport, options.init)));
+  std::unique_ptr<SessionImpl> session(
+      new SessionImpl(std::move(*mount), handler, WishesFor(options.transport, options.init)));
   session->dispatcher_.set_observer(options.observer);
   if (absl::Status status = session->ServeInit(options.init_timeout); !status.ok()) {
     if (options.transport == TransportKind::kUringCmd) {
@@ -110,7 +109,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& op
   return session;
 }
 
-absl::Status Session::ServeInit(absl::Duration timeout) {
+absl::Status SessionImpl::ServeInit(absl::Duration timeout) {
   const int fd = mount_.dev_fd();
   pollfd wait{fd, POLLIN, 0};
   const int ready = ::poll(&wait, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
@@ -120,7 +119,7 @@ absl::Status Session::ServeInit(absl::Duration timeout) {
                         absl::FormatDuration(timeout), mount_.mountpoint()));
   }
   // INIT is small, but the kernel refuses reads shorter than its minimum buffer.
-  std::vector<std::byte> buffer(abi::kMinReadBuffer * 2);
+  std::vector<std::byte> buffer(wire::kMinReadBuffer * 2);
   const ssize_t length = ::read(fd, buffer.data(), buffer.size());
   if (length < 0) return ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
   dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)), Delivery{});
@@ -133,7 +132,7 @@ absl::Status Session::ServeInit(absl::Duration timeout) {
   return absl::OkStatus();
 }
 
-absl::Status Session::StartTransport(const SessionOptions& options) {
+absl::Status SessionImpl::StartTransport(const SessionOptions& options) {
   const Negotiated& negotiated = dispatcher_.negotiated();
   const TransportKind kind = Resolve(options.transport, negotiated);
   absl::StatusOr<std::unique_ptr<Transport>> transport = MakeTransport(
@@ -148,7 +147,7 @@ absl::Status Session::StartTransport(const SessionOptions& options) {
   return absl::OkStatus();
 }
 
-void Session::Wait() {
+void SessionImpl::Wait() {
   // call_once holds every other caller until the first has joined the threads.
   std::call_once(join_once_, [this] {
     if (transport_) transport_->Join();
@@ -156,7 +155,7 @@ void Session::Wait() {
   });
 }
 
-void Session::Stop() {
+void SessionImpl::Stop() {
   std::call_once(stop_once_, [this] {
     stopping_ = true;
     if (transport_) transport_->Stop();
@@ -181,9 +180,29 @@ void Session::Stop() {
   });
 }
 
-Session::~Session() {
+SessionImpl::~SessionImpl() {
   Stop();
   Wait();
 }
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,
+                                                        Handler& handler) {
+  absl::StatusOr<std::unique_ptr<SessionImpl>> impl = SessionImpl::Start(options, handler);
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<Session>(new Session(std::move(*impl)));
+}
+
+Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+void Session::Wait() { impl_->Wait(); }
+void Session::Stop() { impl_->Stop(); }
+bool Session::aborted() const { return impl_->aborted(); }
+TransportKind Session::transport_kind() const { return impl_->transport_kind(); }
+const std::string& Session::transport_choice() const { return impl_->transport_choice(); }
+const Negotiated& Session::negotiated() const { return impl_->negotiated(); }
+const std::string& Session::mountpoint() const { return impl_->mount().mountpoint(); }
+uint32_t Session::connection_id() const { return impl_->mount().connection_id(); }
+int Session::dev_fd() const { return impl_->dev_fd(); }
+Notifier& Session::notifier() { return impl_->notifier(); }
 
 }  // namespace ringfuse

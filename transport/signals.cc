@@ -1,11 +1,11 @@
-#include "transport/signals.h"
+#include "ringfuse/signals.h"
 
 #include <pthread.h>
 
 #include <atomic>
 #include <thread>
 
-#include "transport/session.h"
+#include "ringfuse/session.h"
 
 namespace ringfuse {
 

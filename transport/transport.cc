@@ -7,7 +7,7 @@
 #include <new>
 
 #include "absl/strings/str_format.h"
-#include "protocol/abi.h"
+#include "ringfuse/wire.h"
 #include "transport/threads_transport.h"
 #include "transport/uring_cmd_transport.h"
 #include "transport/uring_transport.h"
@@ -44,7 +44,7 @@ size_t DevFuseReadBufferSize(const Negotiated& negotiated) {
   // value after a name of up to 255 bytes).
   constexpr size_t kLargestXattrRequest = kWriteHeaders + 65536 + 4096;
   return std::max(
-      {abi::kMinReadBuffer, kWriteHeaders + negotiated.max_write, kLargestXattrRequest});
+      {wire::kMinReadBuffer, kWriteHeaders + negotiated.max_write, kLargestXattrRequest});
 }
 
 DevFuseReadBuffer::DevFuseReadBuffer(size_t size)

@@ -12,28 +12,12 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "protocol/abi.h"
 #include "protocol/dispatcher.h"
-#include "protocol/init.h"
+#include "ringfuse/init.h"
+#include "ringfuse/transport_options.h"
+#include "ringfuse/wire.h"
 
 namespace ringfuse {
-
-enum class TransportKind {
-  kAuto,      // uring-cmd when the kernel offers FUSE-over-io_uring, else uring, else threads
-  kThreads,   // blocking read/writev, one thread per cloned /dev/fuse fd
-  kUring,     // io_uring READ and WRITEV on /dev/fuse, one ring per worker
-  kUringCmd,  // the kernel's FUSE-over-io_uring (uring_cmd), one queue per possible CPU
-};
-
-std::string_view TransportName(TransportKind kind);
-absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name);
-
-struct TransportOptions {
-  int workers = 0;  // threads/uring: worker threads; 0 means one per online CPU
-  // uring: reads in flight per ring (default 1: more go through io-wq, see uring_transport.cc);
-  // uring-cmd: entries per queue (default 8). 0 means the transport's default.
-  int queue_depth = 0;
-};
 
 // What a transport works with; all of it outlives the transport.
 struct TransportContext {
@@ -65,7 +49,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
 size_t WorkerCount(const TransportOptions& options);
 
 // What comes before a WRITE's data in a request read from /dev/fuse.
-inline constexpr size_t kWriteHeaders = sizeof(abi::InHeader) + sizeof(abi::WriteIn);
+inline constexpr size_t kWriteHeaders = sizeof(wire::InHeader) + sizeof(wire::WriteIn);
 
 // The read buffer a /dev/fuse reader needs: the kernel refuses reads smaller than a WRITE
 // request's header and arguments plus max_write.

@@ -12,12 +12,12 @@
 #include <new>
 
 #include "absl/strings/str_format.h"
-#include "protocol/abi.h"
-#include "protocol/notify.h"
+#include "ringfuse/log.h"
+#include "ringfuse/notify.h"
+#include "ringfuse/wire.h"
 #include "transport/cpus.h"
 #include "transport/dev_fuse_reader.h"
 #include "transport/fd.h"
-#include "transport/log.h"
 #include "transport/retire_channel.h"
 #include "transport/ring.h"
 #include "transport/ring_waker.h"
@@ -91,7 +91,7 @@ class UringQueue : public ReplyChannel {
   enum class EntryState { kAwaitingRequest, kInHandler, kFinished };
 
   struct Entry {
-    abi::UringReqHeader* header = nullptr;
+    wire::UringReqHeader* header = nullptr;
     std::byte* payload = nullptr;
     iovec iov[2];
     uint64_t commit_id = 0;
@@ -120,7 +120,7 @@ class UringQueue : public ReplyChannel {
 
   // The buffers of entries added together: one array of headers, one mapping of payloads.
   struct Buffers {
-    std::unique_ptr<abi::UringReqHeader[]> headers;
+    std::unique_ptr<wire::UringReqHeader[]> headers;
     Mapping payloads;
   };
 
@@ -133,8 +133,8 @@ class UringQueue : public ReplyChannel {
   bool Stalled() const;
   void OnStall();
   int Pump();
-  io_uring_sqe* CommandSqe(uint32_t entry, abi::UringCmd command);
-  void GiveUp(uint32_t entry, abi::UringCmd command);
+  io_uring_sqe* CommandSqe(uint32_t entry, wire::UringCmd command);
+  void GiveUp(uint32_t entry, wire::UringCmd command);
   void Register(uint32_t entry);
   void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
   void OnCompletion(const io_uring_cqe& cqe);
@@ -219,7 +219,7 @@ absl::Status UringQueue::MakeEntries(size_t count) {
   try {
     Buffers& buffers = buffers_.emplace_back();
     status = buffers.payloads.Map(count * payload);
-    buffers.headers.reset(new (std::nothrow) abi::UringReqHeader[count]);
+    buffers.headers.reset(new (std::nothrow) wire::UringReqHeader[count]);
     if (status.ok() && buffers.headers == nullptr) {
       status = absl::ResourceExhaustedError("out of memory for ring entry headers");
     }
@@ -227,7 +227,7 @@ absl::Status UringQueue::MakeEntries(size_t count) {
       Entry& entry = entries_.emplace_back();
       entry.header = &buffers.headers[i];
       entry.payload = buffers.payloads.data() + i * payload;
-      entry.iov[0] = {entry.header, sizeof(abi::UringReqHeader)};
+      entry.iov[0] = {entry.header, sizeof(wire::UringReqHeader)};
       entry.iov[1] = {entry.payload, payload};
     }
   } catch (const std::bad_alloc&) {
@@ -353,7 +353,7 @@ int UringQueue::Pump() {
     const uint64_t counter = (++pumps_ << 1) & ((uint64_t{1} << kPumpQueueShift) - 1);
     const uint64_t unique = kPumpUniques | (uint64_t{index_} << kPumpQueueShift) | counter;
     const Notification retrieve = EncodeNotifyRetrieve(unique, entries_[at].nodeid, 0, 0);
-    std::array<std::byte, sizeof(abi::OutHeader) + sizeof(abi::NotifyRetrieveOut)> bytes;
+    std::array<std::byte, sizeof(wire::OutHeader) + sizeof(wire::NotifyRetrieveOut)> bytes;
     const size_t size = retrieve.CopyTo(bytes);
     if (::write(transport_.context_.session_fd, bytes.data(), size) == static_cast<ssize_t>(size)) {
       pump_from_ = at;  // a node the kernel took: the first to try next time
@@ -364,7 +364,7 @@ int UringQueue::Pump() {
   return error;
 }
 
-io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
+io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, wire::UringCmd command) {
   io_uring_sqe* sqe = ring_.NextSqe();
   if (sqe == nullptr) {
     GiveUp(entry, command);
@@ -375,25 +375,25 @@ io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, abi::UringCmd command) {
   sqe->flags |= IOSQE_FIXED_FILE;
   sqe->cmd_op = static_cast<uint32_t>(command);
   io_uring_sqe_set_data64(sqe, EncodeUserData(Completion::kCommand, entry));
-  abi::UringCmdReq request{};
+  wire::UringCmdReq request{};
   request.qid = static_cast<uint16_t>(index_);
-  if (command == abi::UringCmd::kCommitAndFetch) request.commit_id = entries_[entry].commit_id;
+  if (command == wire::UringCmd::kCommitAndFetch) request.commit_id = entries_[entry].commit_id;
   std::memcpy(sqe->cmd, &request, sizeof(request));
   return sqe;
 }
 
 // The SQ was full and submitting it failed: the command cannot be sent, so its entry ends here.
 // A request whose commit is lost stays unanswered until the connection ends.
-void UringQueue::GiveUp(uint32_t entry, abi::UringCmd command) {
+void UringQueue::GiveUp(uint32_t entry, wire::UringCmd command) {
   Log(LogLevel::kError, "queue %u entry %u: no room in the ring for its %s, entry given up", index_,
-      entry, command == abi::UringCmd::kRegister ? "REGISTER" : "COMMIT_AND_FETCH");
+      entry, command == wire::UringCmd::kRegister ? "REGISTER" : "COMMIT_AND_FETCH");
   Finish(entry);
 }
 
 void UringQueue::Register(uint32_t entry) {
   entries_[entry].state = EntryState::kAwaitingRequest;
   ++free_;
-  io_uring_sqe* sqe = CommandSqe(entry, abi::UringCmd::kRegister);
+  io_uring_sqe* sqe = CommandSqe(entry, wire::UringCmd::kRegister);
   if (sqe == nullptr) return;
   sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
   sqe->len = 2;
@@ -419,10 +419,10 @@ void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
       at += part.size();
     }
   }
-  const abi::OutHeader out{static_cast<uint32_t>(sizeof(abi::OutHeader) + size), error, unique};
+  const wire::OutHeader out{static_cast<uint32_t>(sizeof(wire::OutHeader) + size), error, unique};
   std::memcpy(e.header->in_out, &out, sizeof(out));
   e.header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(size);
-  if (CommandSqe(entry, abi::UringCmd::kCommitAndFetch) == nullptr) return;
+  if (CommandSqe(entry, wire::UringCmd::kCommitAndFetch) == nullptr) return;
   e.state = EntryState::kAwaitingRequest;
   ++free_;
 }
@@ -474,13 +474,13 @@ void UringQueue::OnRequest(uint32_t entry) {
     reserve_ = std::min(reserve_ * 2, std::max(transport_.depth_, UringCmdTransport::kMaxReserve));
   }
   Entry& e = entries_[entry];
-  const abi::UringEntInOut& ent = e.header->ring_ent_in_out;
+  const wire::UringEntInOut& ent = e.header->ring_ent_in_out;
   e.commit_id = ent.commit_id;
   e.state = EntryState::kInHandler;
   const size_t payload_size = std::min<size_t>(ent.payload_sz, transport_.payload_size_);
   const ConstBytes in_out(reinterpret_cast<const std::byte*>(e.header->in_out),
-                          sizeof(abi::InHeader));
-  abi::InHeader header;
+                          sizeof(wire::InHeader));
+  wire::InHeader header;
   std::memcpy(&header, in_out.data(), sizeof(header));
   if (header.opcode == static_cast<uint32_t>(Opcode::kNotifyReply) && IsPumpUnique(header.unique)) {
     Commit(entry, header.unique, 0, {});  // the queue's own: its commit is all it is for
@@ -494,7 +494,7 @@ void UringQueue::OnRequest(uint32_t entry) {
   current_entry_ = entry;
   transport_.context_.dispatcher.DispatchRing(
       in_out,
-      ConstBytes(reinterpret_cast<const std::byte*>(e.header->op_in), abi::kUringOpInOutSize),
+      ConstBytes(reinterpret_cast<const std::byte*>(e.header->op_in), wire::kUringOpInOutSize),
       ConstBytes(e.payload, payload_size), Delivery{this, entry, interrupted});
   current_queue_ = nullptr;
   transport_.inflight_->End(index_);
@@ -637,7 +637,7 @@ void UringCmdTransport::Stop() {
 }
 
 std::string UringCmdTransport::Describe() const {
-  const double entry_kib = (payload_size_ + sizeof(abi::UringReqHeader)) / 1024.0;
+  const double entry_kib = (payload_size_ + sizeof(wire::UringReqHeader)) / 1024.0;
   return absl::StrFormat(
       "%u queues x %u entries x %.1f KiB (%.1f MiB reserved per queue, resident only as used; "
       "up to %u entries while requests are answered late)",

@@ -7,11 +7,11 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
-#include "protocol/reply.h"
+#include "ringfuse/log.h"
+#include "ringfuse/reply.h"
 #include "transport/dev_fuse.h"
 #include "transport/dev_fuse_channel.h"
 #include "transport/fd.h"
-#include "transport/log.h"
 #include "transport/retire_channel.h"
 #include "transport/ring.h"
 #include "transport/ring_waker.h"
@@ -190,7 +190,7 @@ void UringWorker::OnRequest(uint32_t slot, size_t length) {
 bool UringWorker::QueueReply(Slot& slot, uint64_t unique, int32_t error,
                              std::span<const ConstBytes> body) {
   if (slot.reply_size != 0) return false;  // one reply per request; a second goes by writev
-  size_t needed = sizeof(abi::OutHeader);
+  size_t needed = sizeof(wire::OutHeader);
   if (error == 0) {
     for (ConstBytes part : body) needed += part.size();
   }

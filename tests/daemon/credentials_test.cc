@@ -50,7 +50,7 @@ class AsCaller : public ::testing::Test {
   }
 
  private:
-  abi::InHeader header_{};
+  wire::InHeader header_{};
   Extensions extensions_;
 };
 
@@ -106,7 +106,7 @@ TEST(Credentials, TheGroupsAreTheCallingThreadsOwn) {
   });
   const pid_t tid = ready.get_future().get();
   ASSERT_GT(tid, 0);
-  abi::InHeader header{};
+  wire::InHeader header{};
   header.uid = 1001;
   header.gid = 1002;
   header.pid = static_cast<uint32_t>(tid);
@@ -142,7 +142,7 @@ TEST(Credentials, ActAsCallerChangesOnlyItsOwnThread) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   const std::vector<gid_t> main_groups = ThreadGroups();
   const uint64_t main_capabilities = EffectiveCapabilities();
-  abi::InHeader header{};
+  wire::InHeader header{};
   header.uid = 1001;
   header.gid = 1002;
   header.pid = 0;  // no /proc lookup: the groups come from the extension only
@@ -235,7 +235,7 @@ TEST(Credentials, GroupsThatCannotBeSetLeaveNoneRatherThanTheDaemons) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   std::vector<uint32_t> too_many(65537);
   for (uint32_t i = 0; i < too_many.size(); ++i) too_many[i] = 10000 + i;
-  abi::InHeader header{};
+  wire::InHeader header{};
   header.uid = 1001;
   header.gid = 1002;
   Extensions extensions;

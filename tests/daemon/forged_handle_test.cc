@@ -75,7 +75,7 @@ class ForgedHandles : public ::testing::Test {
   // The fh of an OpenOut that ends the last reply's body.
   uint64_t LastFh() {
     const std::vector<std::byte> body = channel_.BodyOf(unique_);
-    abi::OpenOut open{};
+    wire::OpenOut open{};
     if (body.size() >= sizeof(open)) {
       std::memcpy(&open, body.data() + body.size() - sizeof(open), sizeof(open));
     }
@@ -91,7 +91,7 @@ class ForgedHandles : public ::testing::Test {
     ++unique_;
     fs_->Create(Context(1), create, CreateReply(Token()));
     EXPECT_EQ(Answer(), 0);
-    abi::EntryOut entry{};
+    wire::EntryOut entry{};
     const std::vector<std::byte> body = channel_.BodyOf(unique_);
     if (body.size() >= sizeof(entry)) std::memcpy(&entry, body.data(), sizeof(entry));
     return {entry.nodeid, LastFh()};
@@ -101,7 +101,7 @@ class ForgedHandles : public ::testing::Test {
     ++unique_;
     fs_->Lookup(Context(1), op::Lookup{.name = name}, EntryReply(Token()));
     EXPECT_EQ(Answer(), 0) << name;
-    abi::EntryOut entry{};
+    wire::EntryOut entry{};
     const std::vector<std::byte> body = channel_.BodyOf(unique_);
     if (body.size() >= sizeof(entry)) std::memcpy(&entry, body.data(), sizeof(entry));
     return entry.nodeid;
@@ -179,10 +179,10 @@ class ForgedHandles : public ::testing::Test {
       fs_->Setlk(Context(node), args, EmptyReply(Token()));
     };
     call("SETLK", [&] { set_lock(0); });
-    call("SETLK flock", [&] { set_lock(abi::kLkFlock); });
+    call("SETLK flock", [&] { set_lock(wire::kLkFlock); });
     call("SETATTR size by fh", [&] {
       op::Setattr args{};
-      args.in.valid = abi::kFattrFh | abi::kFattrSize;
+      args.in.valid = wire::kFattrFh | wire::kFattrSize;
       args.in.fh = file;
       fs_->Setattr(Context(node), args, AttrReply(Token()));
     });
@@ -224,7 +224,7 @@ class ForgedHandles : public ::testing::Test {
 
   ringfuse::testing::TempDir source_{"ringfuse-forged"};
   std::unique_ptr<PassthroughFs> fs_;
-  abi::InHeader header_{};
+  wire::InHeader header_{};
   Extensions extensions_;
   uint64_t unique_ = 0;
   RecordingChannel channel_;

@@ -13,7 +13,7 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
-#include "protocol/abi.h"
+#include "ringfuse/wire.h"
 #include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 #include "transport/dev_fuse.h"
@@ -30,12 +30,12 @@ inline std::optional<std::string> WhyKernelRefusesPassthrough() {
   options.passthrough = true;
   PassthroughFs fs(UniqueFd(::open(source.path().c_str(), O_PATH | O_CLOEXEC)), options);
   SessionOptions session = MakeSessionOptions(options);
-  session.init.required_flags &= ~abi::init_flag::kPassthrough;  // ask, do not insist
+  session.init.required_flags &= ~wire::init_flag::kPassthrough;  // ask, do not insist
   absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
       ringfuse::testing::ServedMount::Start(fs, TransportKind::kThreads, session);
   if (!mount.ok()) return std::nullopt;
   const Negotiated& agreed = (*mount)->session().negotiated();
-  if (!(agreed.kernel_flags & abi::init_flag::kPassthrough)) {
+  if (!(agreed.kernel_flags & wire::init_flag::kPassthrough)) {
     return absl::StrFormat(
         "the kernel (FUSE 7.%u) does not offer FUSE_PASSTHROUGH at INIT (Linux 6.9+ with "
         "CONFIG_FUSE_PASSTHROUGH)",

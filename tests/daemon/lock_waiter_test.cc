@@ -66,7 +66,7 @@ class LockWaiterTest : public ::testing::Test {
     return true;
   }
 
-  abi::InHeader header_{};
+  wire::InHeader header_{};
   Extensions extensions_;
   std::atomic<bool> interrupted_{false};
   AnswerChannel channel_;

@@ -150,7 +150,7 @@ class Revisions : public ringfuse::testing::TransportTest {
         ServedMount::Start(*counting_, GetParam(), MakeSessionOptions(*options));
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
-    ASSERT_TRUE(mount_->session().negotiated().Has(abi::init_flag::kCacheSymlinks));
+    ASSERT_TRUE(mount_->session().negotiated().Has(wire::init_flag::kCacheSymlinks));
     publisher_ = std::make_unique<Publisher>(std::move(*repo), first, fs_->inodes(),
                                              mount_->session().notifier());
   }

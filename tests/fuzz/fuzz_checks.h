@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "protocol/dispatcher.h"
-#include "protocol/request.h"
+#include "ringfuse/request.h"
 
 namespace ringfuse::fuzz {
 
@@ -37,8 +37,8 @@ class NullDiagnostics : public Diagnostics {
 };
 
 // What Linux 6.18 offers at INIT.
-inline abi::InitIn KernelOffer() {
-  abi::InitIn offer{};
+inline wire::InitIn KernelOffer() {
+  wire::InitIn offer{};
   offer.major = 7;
   offer.minor = 45;
   offer.max_readahead = 1 << 17;
@@ -48,12 +48,12 @@ inline abi::InitIn KernelOffer() {
 }
 
 // INIT with `offer`, as the kernel sends it first.
-inline void SendInit(Dispatcher& dispatcher, const abi::InitIn& offer) {
-  abi::InHeader init_header{};
-  init_header.len = sizeof(abi::InHeader) + sizeof(abi::InitIn);
+inline void SendInit(Dispatcher& dispatcher, const wire::InitIn& offer) {
+  wire::InHeader init_header{};
+  init_header.len = sizeof(wire::InHeader) + sizeof(wire::InitIn);
   init_header.opcode = static_cast<uint32_t>(Opcode::kInit);
   init_header.unique = 2;
-  std::byte init[sizeof(abi::InHeader) + sizeof(abi::InitIn)];
+  std::byte init[sizeof(wire::InHeader) + sizeof(wire::InitIn)];
   std::memcpy(init, &init_header, sizeof(init_header));
   std::memcpy(init + sizeof(init_header), &offer, sizeof(offer));
   dispatcher.Dispatch(init, Delivery{});

@@ -211,7 +211,7 @@ std::optional<uint64_t> FhLookedUpFirst(const Dispatcher& dispatcher, ConstBytes
     return std::nullopt;
   }
   uint64_t fh;
-  std::memcpy(&fh, message.data() + sizeof(abi::InHeader), sizeof(fh));
+  std::memcpy(&fh, message.data() + sizeof(wire::InHeader), sizeof(fh));
   return fh;
 }
 

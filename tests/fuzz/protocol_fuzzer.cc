@@ -16,7 +16,7 @@
 
 #include "protocol/describe.h"
 #include "protocol/dispatcher.h"
-#include "protocol/request.h"
+#include "ringfuse/request.h"
 #include "tests/fuzz/fuzz_checks.h"
 
 namespace ringfuse {
@@ -47,7 +47,7 @@ class AnsweringHandler : public Handler {
  public:
   void Lookup(const RequestContext&, const op::Lookup& args, EntryReply reply) override {
     if (args.name.size() % 2) return reply.Error(ENOENT);
-    reply.Ok(MakeEntry(2, 1, abi::Attr{}, {1, 0}, {1, 0}));
+    reply.Ok(MakeEntry(2, 1, wire::Attr{}, {1, 0}, {1, 0}));
   }
   void Readdir(const RequestContext&, const op::Readdir& args, DataReply reply) override {
     std::byte buffer[256];
@@ -81,8 +81,8 @@ void FuzzParse(ConstBytes message) {
 }
 
 void FuzzRingSplit(ConstBytes message) {
-  const size_t header = std::min<size_t>(message.size(), sizeof(abi::InHeader));
-  const size_t op_in = std::min<size_t>(message.size() - header, abi::kUringOpInOutSize);
+  const size_t header = std::min<size_t>(message.size(), sizeof(wire::InHeader));
+  const size_t op_in = std::min<size_t>(message.size() - header, wire::kUringOpInOutSize);
   ParseResult result = ParseRingRequest(message.first(header), message.subspan(header, op_in),
                                         message.subspan(header + op_in), ParseContext{});
   if (const Request* request = std::get_if<Request>(&result)) (void)DescribeRequest(*request);
@@ -96,7 +96,7 @@ struct Connection {
   Dispatcher dispatcher{handler, channel, diagnostics, InitWishes{}};
 
   // Sends INIT with `offer`; returns whether the connection runs.
-  bool Init(const abi::InitIn& offer) {
+  bool Init(const wire::InitIn& offer) {
     DispatchChecked(channel, 1, [&] { fuzz::SendInit(dispatcher, offer); });
     return dispatcher.state() == ConnectionState::kRunning;
   }
@@ -123,7 +123,7 @@ void FuzzDispatchRing(ConstBytes input) {
   Connection connection;
   if (!connection.Init(KernelOffer())) std::abort();
   const ConstBytes in_out = message.first(header);
-  const int expected = in_out.size() >= sizeof(abi::InHeader) ? RepliesExpected(in_out) : 0;
+  const int expected = in_out.size() >= sizeof(wire::InHeader) ? RepliesExpected(in_out) : 0;
   DispatchChecked(connection.channel, expected, [&] {
     connection.dispatcher.DispatchRing(in_out, message.subspan(header, op_in),
                                        message.subspan(header + op_in), Delivery{.slot = 1});
@@ -133,7 +133,7 @@ void FuzzDispatchRing(ConstBytes input) {
 // A conversation: the kernel's INIT offer (any bytes, so any version and flags), then messages,
 // each after a 16-bit little-endian length. A refused INIT leaves every later request EIO.
 void FuzzConversation(ConstBytes input) {
-  abi::InitIn offer = KernelOffer();
+  wire::InitIn offer = KernelOffer();
   std::memcpy(&offer, input.data(), std::min(input.size(), sizeof(offer)));
   ConstBytes rest = input.subspan(std::min(input.size(), sizeof(offer)));
   Connection connection;

@@ -1,30 +1,30 @@
-// protocol/abi.h against the system's <linux/fuse.h> (7.38 on Debian 12): wherever the system
+// ringfuse/wire.h against the system's <linux/fuse.h> (7.38 on Debian 12): wherever the system
 // header defines the same thing, sizes, field offsets and numbers must agree. What is newer than
-// the system header is pinned by the static_asserts in abi.h and the golden-byte tests.
+// the system header is pinned by the static_asserts in wire.h and the golden-byte tests.
 #include <gtest/gtest.h>
 #include <linux/fuse.h>
 #include <linux/ioctl.h>
 
 #include <cstddef>
 
-#include "protocol/abi.h"
-#include "protocol/opcode.h"
+#include "ringfuse/opcode.h"
+#include "ringfuse/wire.h"
 
 namespace ringfuse {
 namespace {
 
-#define EXPECT_SAME_SIZE(ours, theirs) EXPECT_EQ(sizeof(abi::ours), sizeof(struct theirs))
+#define EXPECT_SAME_SIZE(ours, theirs) EXPECT_EQ(sizeof(wire::ours), sizeof(struct theirs))
 #define EXPECT_SAME_FIELD(ours, theirs, field) \
-  EXPECT_EQ(offsetof(abi::ours, field), offsetof(struct theirs, field)) << #ours "." #field
-#define EXPECT_SAME_FIELD_AS(ours, theirs, our_field, their_field)                \
-  EXPECT_EQ(offsetof(abi::ours, our_field), offsetof(struct theirs, their_field)) \
+  EXPECT_EQ(offsetof(wire::ours, field), offsetof(struct theirs, field)) << #ours "." #field
+#define EXPECT_SAME_FIELD_AS(ours, theirs, our_field, their_field)                 \
+  EXPECT_EQ(offsetof(wire::ours, our_field), offsetof(struct theirs, their_field)) \
       << #ours "." #our_field
 
 TEST(AbiMatchesSystemHeader, SystemHeaderIsOlderThanOurs) {
-  EXPECT_EQ(FUSE_KERNEL_VERSION, abi::kKernelMajor);
-  EXPECT_LE(FUSE_KERNEL_MINOR_VERSION, abi::kKernelMinor);
-  EXPECT_EQ(FUSE_ROOT_ID, abi::kRootId);
-  EXPECT_EQ(FUSE_MIN_READ_BUFFER, abi::kMinReadBuffer);
+  EXPECT_EQ(FUSE_KERNEL_VERSION, wire::kKernelMajor);
+  EXPECT_LE(FUSE_KERNEL_MINOR_VERSION, wire::kKernelMinor);
+  EXPECT_EQ(FUSE_ROOT_ID, wire::kRootId);
+  EXPECT_EQ(FUSE_MIN_READ_BUFFER, wire::kMinReadBuffer);
 }
 
 TEST(AbiMatchesSystemHeader, HeadersAgree) {
@@ -139,7 +139,7 @@ TEST(AbiMatchesSystemHeader, EntryAndFileStructsAgree) {
   EXPECT_SAME_SIZE(SetxattrIn, fuse_setxattr_in);
   EXPECT_SAME_FIELD(SetxattrIn, fuse_setxattr_in, flags);
   EXPECT_SAME_FIELD(SetxattrIn, fuse_setxattr_in, setxattr_flags);
-  EXPECT_EQ(abi::kCompatSetxattrInSize, FUSE_COMPAT_SETXATTR_IN_SIZE);
+  EXPECT_EQ(wire::kCompatSetxattrInSize, FUSE_COMPAT_SETXATTR_IN_SIZE);
   EXPECT_SAME_SIZE(GetxattrIn, fuse_getxattr_in);
   EXPECT_SAME_SIZE(GetxattrOut, fuse_getxattr_out);
   EXPECT_SAME_SIZE(FileLock, fuse_file_lock);
@@ -210,8 +210,8 @@ TEST(AbiMatchesSystemHeader, IoctlPollAndDirentStructsAgree) {
   EXPECT_SAME_FIELD(PollIn, fuse_poll_in, events);
   EXPECT_SAME_SIZE(PollOut, fuse_poll_out);
   EXPECT_SAME_SIZE(Dirent, fuse_dirent);
-  EXPECT_EQ(sizeof(abi::Dirent), FUSE_NAME_OFFSET);
-  EXPECT_EQ(sizeof(abi::DirentPlus), FUSE_NAME_OFFSET_DIRENTPLUS);
+  EXPECT_EQ(sizeof(wire::Dirent), FUSE_NAME_OFFSET);
+  EXPECT_EQ(sizeof(wire::DirentPlus), FUSE_NAME_OFFSET_DIRENTPLUS);
   EXPECT_SAME_FIELD(Dirent, fuse_dirent, namelen);
   EXPECT_SAME_FIELD(Dirent, fuse_dirent, type);
   EXPECT_SAME_SIZE(SetupMappingIn, fuse_setupmapping_in);
@@ -258,32 +258,32 @@ TEST(AbiMatchesSystemHeader, NumbersAgree) {
   EXPECT_EQ(static_cast<uint32_t>(Opcode::kCopyFileRange), FUSE_COPY_FILE_RANGE);
   EXPECT_EQ(static_cast<uint32_t>(Opcode::kSyncfs), FUSE_SYNCFS);
   EXPECT_EQ(static_cast<uint32_t>(Opcode::kTmpfile), FUSE_TMPFILE);
-  EXPECT_EQ(static_cast<int32_t>(abi::NotifyCode::kPoll), FUSE_NOTIFY_POLL);
-  EXPECT_EQ(static_cast<int32_t>(abi::NotifyCode::kInvalInode), FUSE_NOTIFY_INVAL_INODE);
-  EXPECT_EQ(static_cast<int32_t>(abi::NotifyCode::kInvalEntry), FUSE_NOTIFY_INVAL_ENTRY);
-  EXPECT_EQ(static_cast<int32_t>(abi::NotifyCode::kStore), FUSE_NOTIFY_STORE);
-  EXPECT_EQ(static_cast<int32_t>(abi::NotifyCode::kRetrieve), FUSE_NOTIFY_RETRIEVE);
-  EXPECT_EQ(static_cast<int32_t>(abi::NotifyCode::kDelete), FUSE_NOTIFY_DELETE);
-  EXPECT_EQ(abi::kDevIocClone, FUSE_DEV_IOC_CLONE);
-  EXPECT_EQ(abi::kExpireOnly, FUSE_EXPIRE_ONLY);
-  EXPECT_EQ(abi::kMaxNrSecctx, FUSE_MAX_NR_SECCTX);
-  EXPECT_EQ(abi::kFattrKillSuidGid, FATTR_KILL_SUIDGID);
-  EXPECT_EQ(abi::kFopenParallelDirectWrites, FOPEN_PARALLEL_DIRECT_WRITES);
-  EXPECT_EQ(abi::init_flag::kInitExt, FUSE_INIT_EXT);
-  EXPECT_EQ(abi::init_flag::kSecurityCtx, FUSE_SECURITY_CTX);
-  EXPECT_EQ(abi::init_flag::kHasInodeDax, FUSE_HAS_INODE_DAX);
-  EXPECT_EQ(abi::init_flag::kHasExpireOnly, FUSE_HAS_EXPIRE_ONLY);
-  EXPECT_EQ(abi::init_flag::kSetxattrExt, FUSE_SETXATTR_EXT);
-  EXPECT_EQ(abi::init_flag::kMaxPages, FUSE_MAX_PAGES);
-  EXPECT_EQ(abi::init_flag::kCacheSymlinks, FUSE_CACHE_SYMLINKS);
-  EXPECT_EQ(abi::init_flag::kHandleKillprivV2, FUSE_HANDLE_KILLPRIV_V2);
+  EXPECT_EQ(static_cast<int32_t>(wire::NotifyCode::kPoll), FUSE_NOTIFY_POLL);
+  EXPECT_EQ(static_cast<int32_t>(wire::NotifyCode::kInvalInode), FUSE_NOTIFY_INVAL_INODE);
+  EXPECT_EQ(static_cast<int32_t>(wire::NotifyCode::kInvalEntry), FUSE_NOTIFY_INVAL_ENTRY);
+  EXPECT_EQ(static_cast<int32_t>(wire::NotifyCode::kStore), FUSE_NOTIFY_STORE);
+  EXPECT_EQ(static_cast<int32_t>(wire::NotifyCode::kRetrieve), FUSE_NOTIFY_RETRIEVE);
+  EXPECT_EQ(static_cast<int32_t>(wire::NotifyCode::kDelete), FUSE_NOTIFY_DELETE);
+  EXPECT_EQ(wire::kDevIocClone, FUSE_DEV_IOC_CLONE);
+  EXPECT_EQ(wire::kExpireOnly, FUSE_EXPIRE_ONLY);
+  EXPECT_EQ(wire::kMaxNrSecctx, FUSE_MAX_NR_SECCTX);
+  EXPECT_EQ(wire::kFattrKillSuidGid, FATTR_KILL_SUIDGID);
+  EXPECT_EQ(wire::kFopenParallelDirectWrites, FOPEN_PARALLEL_DIRECT_WRITES);
+  EXPECT_EQ(wire::init_flag::kInitExt, FUSE_INIT_EXT);
+  EXPECT_EQ(wire::init_flag::kSecurityCtx, FUSE_SECURITY_CTX);
+  EXPECT_EQ(wire::init_flag::kHasInodeDax, FUSE_HAS_INODE_DAX);
+  EXPECT_EQ(wire::init_flag::kHasExpireOnly, FUSE_HAS_EXPIRE_ONLY);
+  EXPECT_EQ(wire::init_flag::kSetxattrExt, FUSE_SETXATTR_EXT);
+  EXPECT_EQ(wire::init_flag::kMaxPages, FUSE_MAX_PAGES);
+  EXPECT_EQ(wire::init_flag::kCacheSymlinks, FUSE_CACHE_SYMLINKS);
+  EXPECT_EQ(wire::init_flag::kHandleKillprivV2, FUSE_HANDLE_KILLPRIV_V2);
 }
 
 TEST(AbiMatchesSystemHeader, IoctlNumbersFollowTheKernelsEncoding) {
   // The system header has only CLONE; the rest are derived the way <asm/ioctl.h> encodes them.
-  EXPECT_EQ(abi::kDevIocBackingOpen, _IOW(229, 1, abi::BackingMap));
-  EXPECT_EQ(abi::kDevIocBackingClose, _IOW(229, 2, uint32_t));
-  EXPECT_EQ(abi::kDevIocSyncInit, _IO(229, 3));
+  EXPECT_EQ(wire::kDevIocBackingOpen, _IOW(229, 1, wire::BackingMap));
+  EXPECT_EQ(wire::kDevIocBackingClose, _IOW(229, 2, uint32_t));
+  EXPECT_EQ(wire::kDevIocSyncInit, _IO(229, 3));
 }
 
 }  // namespace

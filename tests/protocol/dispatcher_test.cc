@@ -28,7 +28,7 @@ using testing::RequestMessage;
 using ::testing::SizeIs;
 using testing::Wire;
 
-namespace flag = abi::init_flag;
+namespace flag = wire::init_flag;
 
 struct SentReply {
   uint64_t unique;
@@ -83,11 +83,11 @@ class RecordingHandler : public Handler {
   void Lookup(const RequestContext& context, const op::Lookup& args, EntryReply reply) override {
     names.emplace_back(args.name);
     interrupted.push_back(context.Interrupted());
-    reply.Ok(MakeEntry(42, 1, abi::Attr{}, {}, {}));
+    reply.Ok(MakeEntry(42, 1, wire::Attr{}, {}, {}));
   }
   void Getattr(const RequestContext& /*context*/, const op::Getattr& /*args*/,
                AttrReply reply) override {
-    if (getattr_mode == GetattrMode::kAnswer) reply.Ok(MakeAttrOut(abi::Attr{}, {}));
+    if (getattr_mode == GetattrMode::kAnswer) reply.Ok(MakeAttrOut(wire::Attr{}, {}));
     if (getattr_mode == GetattrMode::kKeep) kept.emplace(std::move(reply));
     if (getattr_mode == GetattrMode::kRunOutOfMemory) throw std::bad_alloc();
   }
@@ -448,7 +448,7 @@ TEST_F(DispatcherTest, AHandlerMayAnswerLaterFromAnotherThread) {
   EXPECT_THAT(channel_.replies(), IsEmpty());
   ASSERT_TRUE(handler_.kept.has_value());
 
-  std::thread answerer([this] { handler_.kept->Ok(MakeAttrOut(abi::Attr{}, {})); });
+  std::thread answerer([this] { handler_.kept->Ok(MakeAttrOut(wire::Attr{}, {})); });
   answerer.join();
   const SentReply reply = OnlyReply();
   EXPECT_EQ(reply.unique, 19u);

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/notify.h"
+#include "ringfuse/notify.h"
 #include "tests/protocol/wire.h"
 
 namespace ringfuse {
@@ -53,13 +53,13 @@ std::string Encoded(const Notification& notification) {
 
 TEST(GoldenNotify, PollCarriesTheKernelHandle) {
   const Notification n = EncodeNotifyPoll(0x0123456789abcdef);
-  EXPECT_EQ(n.code(), abi::NotifyCode::kPoll);
+  EXPECT_EQ(n.code(), wire::NotifyCode::kPoll);
   EXPECT_EQ(Encoded(n), Expected(1, testing::Wire().U64(0x0123456789abcdef)));
 }
 
 TEST(GoldenNotify, InvalInodeCarriesInodeOffsetAndLength) {
   const Notification n = EncodeNotifyInvalInode(0x00000000000a0b0c, -1, 0x0000000000123000);
-  EXPECT_EQ(n.code(), abi::NotifyCode::kInvalInode);
+  EXPECT_EQ(n.code(), wire::NotifyCode::kInvalInode);
   testing::Wire body;
   body.U64(0x00000000000a0b0c)   // ino
       .I64(-1)                   // off
@@ -70,7 +70,7 @@ TEST(GoldenNotify, InvalInodeCarriesInodeOffsetAndLength) {
 TEST(GoldenNotify, InvalEntryCarriesParentNameLengthFlagsAndTheNulTerminatedName) {
   const absl::StatusOr<Notification> n = EncodeNotifyInvalEntry(0x00000000000d0e0f, "entry");
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(n->code(), abi::NotifyCode::kInvalEntry);
+  EXPECT_EQ(n->code(), wire::NotifyCode::kInvalEntry);
   testing::Wire body;
   body.U64(0x00000000000d0e0f)  // parent
       .U32(5)                   // namelen, NUL excluded
@@ -81,7 +81,7 @@ TEST(GoldenNotify, InvalEntryCarriesParentNameLengthFlagsAndTheNulTerminatedName
 
 TEST(GoldenNotify, InvalEntryWithExpireOnlySetsTheFlag) {
   const absl::StatusOr<Notification> n =
-      EncodeNotifyInvalEntry(0x0000000000000042, "expire-me", abi::kExpireOnly);
+      EncodeNotifyInvalEntry(0x0000000000000042, "expire-me", wire::kExpireOnly);
   ASSERT_TRUE(n.ok()) << n.status();
   testing::Wire body;
   body.U64(0x42)
@@ -96,7 +96,7 @@ TEST(GoldenNotify, StoreCarriesNodeOffsetSizeAndTheData) {
   const absl::StatusOr<Notification> n =
       EncodeNotifyStore(0x0000000000000777, 0x0000000000003000, AsBytes(kData));
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(n->code(), abi::NotifyCode::kStore);
+  EXPECT_EQ(n->code(), wire::NotifyCode::kStore);
   testing::Wire body;
   body.U64(0x777)   // nodeid
       .U64(0x3000)  // offset
@@ -109,7 +109,7 @@ TEST(GoldenNotify, StoreCarriesNodeOffsetSizeAndTheData) {
 TEST(GoldenNotify, RetrieveCarriesNotifyUniqueNodeOffsetAndSize) {
   const Notification n =
       EncodeNotifyRetrieve(0x00000000bbbbcccc, 0x0000000000000888, 0x0000000000005000, 0x2000);
-  EXPECT_EQ(n.code(), abi::NotifyCode::kRetrieve);
+  EXPECT_EQ(n.code(), wire::NotifyCode::kRetrieve);
   testing::Wire body;
   body.U64(0xbbbbcccc)  // notify_unique
       .U64(0x888)       // nodeid
@@ -123,7 +123,7 @@ TEST(GoldenNotify, DeleteCarriesParentChildNameLengthAndTheNulTerminatedName) {
   const absl::StatusOr<Notification> n =
       EncodeNotifyDelete(0x0000000000000101, 0x0000000000000202, "deleted");
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(n->code(), abi::NotifyCode::kDelete);
+  EXPECT_EQ(n->code(), wire::NotifyCode::kDelete);
   testing::Wire body;
   body.U64(0x101)  // parent
       .U64(0x202)  // child
@@ -135,13 +135,13 @@ TEST(GoldenNotify, DeleteCarriesParentChildNameLengthAndTheNulTerminatedName) {
 
 TEST(GoldenNotify, ResendIsTheHeaderAlone) {
   const Notification n = EncodeNotifyResend();
-  EXPECT_EQ(n.code(), abi::NotifyCode::kResend);
+  EXPECT_EQ(n.code(), wire::NotifyCode::kResend);
   EXPECT_EQ(Encoded(n), Expected(7, testing::Wire()));
 }
 
 TEST(GoldenNotify, IncEpochIsExactlySixteenHeaderBytes) {
   const Notification n = EncodeNotifyIncEpoch();
-  EXPECT_EQ(n.code(), abi::NotifyCode::kIncEpoch);
+  EXPECT_EQ(n.code(), wire::NotifyCode::kIncEpoch);
   const std::vector<std::byte> exact = {std::byte{0x10}, std::byte{0}, std::byte{0}, std::byte{0},
                                         std::byte{0x08}, std::byte{0}, std::byte{0}, std::byte{0},
                                         std::byte{0},    std::byte{0}, std::byte{0}, std::byte{0},
@@ -153,7 +153,7 @@ TEST(GoldenNotify, PruneCarriesTheCountThenTheNodeIds) {
   const uint64_t ids[] = {0x0000000000000011, 0x2200000000000022, 0x0000003300000033};
   const absl::StatusOr<Notification> n = EncodeNotifyPrune(ids);
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(n->code(), abi::NotifyCode::kPrune);
+  EXPECT_EQ(n->code(), wire::NotifyCode::kPrune);
   testing::Wire body;
   body.U32(3)  // count
       .U32(0)  // padding
@@ -197,13 +197,13 @@ TEST(GoldenNotify, DeleteRejectsEmptyNulAndOverlongNames) {
 }
 
 TEST(GoldenNotify, MinimumMinorsMatchTheKernelChangelog) {
-  EXPECT_EQ(NotifyMinimumMinor(abi::NotifyCode::kPoll), 11u);
-  EXPECT_EQ(NotifyMinimumMinor(abi::NotifyCode::kInvalInode), 12u);
-  EXPECT_EQ(NotifyMinimumMinor(abi::NotifyCode::kStore), 15u);
-  EXPECT_EQ(NotifyMinimumMinor(abi::NotifyCode::kDelete), 18u);
-  EXPECT_EQ(NotifyMinimumMinor(abi::NotifyCode::kResend), 40u);
-  EXPECT_EQ(NotifyMinimumMinor(abi::NotifyCode::kIncEpoch), 44u);
-  EXPECT_EQ(NotifyMinimumMinor(abi::NotifyCode::kPrune), 45u);
+  EXPECT_EQ(NotifyMinimumMinor(wire::NotifyCode::kPoll), 11u);
+  EXPECT_EQ(NotifyMinimumMinor(wire::NotifyCode::kInvalInode), 12u);
+  EXPECT_EQ(NotifyMinimumMinor(wire::NotifyCode::kStore), 15u);
+  EXPECT_EQ(NotifyMinimumMinor(wire::NotifyCode::kDelete), 18u);
+  EXPECT_EQ(NotifyMinimumMinor(wire::NotifyCode::kResend), 40u);
+  EXPECT_EQ(NotifyMinimumMinor(wire::NotifyCode::kIncEpoch), 44u);
+  EXPECT_EQ(NotifyMinimumMinor(wire::NotifyCode::kPrune), 45u);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/reply.h"
+#include "ringfuse/reply.h"
 #include "tests/protocol/wire.h"
 
 namespace ringfuse {
@@ -71,8 +71,8 @@ std::string Expected(const testing::Wire& body, int32_t error = 0) {
 }
 
 // An attribute set with a distinct value in every field, and its hand-written wire form.
-abi::Attr TestAttr() {
-  abi::Attr attr{};
+wire::Attr TestAttr() {
+  wire::Attr attr{};
   attr.ino = 0x1000000000000011;
   attr.size = 0x2000000000000022;
   attr.blocks = 0x3000000000000033;
@@ -111,7 +111,7 @@ testing::Wire& TestAttrWire(testing::Wire& wire) {
       .U32(0x00000002);
 }
 
-abi::EntryOut TestEntry() {
+wire::EntryOut TestEntry() {
   return MakeEntry(0x00000000000a0001, 0x00000000000b0002, TestAttr(), Timeout{0x111, 0x222},
                    Timeout{0x333, 0x444});
 }
@@ -180,7 +180,7 @@ TEST_F(GoldenReply, WideCountReplySendsSixtyFourBits) {
 }
 
 TEST_F(GoldenReply, StatfsReplySendsKstatfs) {
-  abi::Kstatfs st{};
+  wire::Kstatfs st{};
   st.blocks = 0x1000000000000001;
   st.bfree = 0x2000000000000002;
   st.bavail = 0x3000000000000003;
@@ -215,7 +215,7 @@ TEST_F(GoldenReply, XattrDataReplySendsTheValue) {
 }
 
 TEST_F(GoldenReply, LockReplySendsTheLock) {
-  LockReply(channel_.Token()).Ok(abi::FileLock{0x100, 0x7fffffffffffffff, 1, 0x4321});
+  LockReply(channel_.Token()).Ok(wire::FileLock{0x100, 0x7fffffffffffffff, 1, 0x4321});
   EXPECT_EQ(channel_.Only(),
             Expected(testing::Wire().U64(0x100).U64(0x7fffffffffffffff).U32(1).U32(0x4321)));
 }
@@ -237,8 +237,8 @@ TEST_F(GoldenReply, IoctlOkSendsResultWithoutIovecsThenTheOutputData) {
 }
 
 TEST_F(GoldenReply, IoctlRetrySendsTheRetryFlagAndBothIovecArrays) {
-  const abi::IoctlIovec in[] = {{0x00007f0000001000, 0x10}, {0x00007f0000002000, 0x20}};
-  const abi::IoctlIovec out[] = {{0x00007f0000003000, 0x30}};
+  const wire::IoctlIovec in[] = {{0x00007f0000001000, 0x10}, {0x00007f0000002000, 0x20}};
+  const wire::IoctlIovec out[] = {{0x00007f0000003000, 0x30}};
   IoctlReply(channel_.Token()).Retry(in, out);
   testing::Wire body;
   body.I32(0)  // result
@@ -265,11 +265,11 @@ TEST_F(GoldenReply, LseekReplySendsTheOffset) {
 }
 
 TEST_F(GoldenReply, StatxReplySendsStatxOut) {
-  abi::StatxOut out{};
+  wire::StatxOut out{};
   out.attr_valid = 0x0000000000000101;
   out.attr_valid_nsec = 0x00000202;
   out.flags = 0x00000003;
-  abi::Statx& sx = out.stat;
+  wire::Statx& sx = out.stat;
   sx.mask = 0x00000fff;
   sx.blksize = 0x00001000;
   sx.attributes = 0x0000000000000020;
@@ -444,8 +444,8 @@ TEST(DirentPacker, PacksReaddirRecordsAlignedToEightWithZeroedPadding) {
   EXPECT_EQ(packer.count(), 4u);
 }
 
-abi::EntryOut PlusEntry(uint64_t n) {
-  abi::Attr attr = TestAttr();
+wire::EntryOut PlusEntry(uint64_t n) {
+  wire::Attr attr = TestAttr();
   attr.ino = 0xa00 + n;
   return MakeEntry(0xb00 + n, 0xc00 + n, attr, Timeout{n, uint32_t(n + 1)},
                    Timeout{n + 2, uint32_t(n + 3)});
@@ -567,7 +567,7 @@ TEST(AttrFromStat, MapsEveryStatField) {
   st.st_gid = 0x77777777;
   st.st_rdev = 0x78787878;
   st.st_blksize = 0x79797979;
-  const abi::Attr attr = AttrFromStat(st);
+  const wire::Attr attr = AttrFromStat(st);
   testing::Wire expected;
   TestAttrWire(expected);
   std::vector<std::byte> want = expected.bytes();
@@ -576,7 +576,7 @@ TEST(AttrFromStat, MapsEveryStatField) {
 }
 
 TEST(MakeEntry, PutsEachTimeoutInItsOwnField) {
-  const abi::EntryOut entry = TestEntry();
+  const wire::EntryOut entry = TestEntry();
   EXPECT_EQ(entry.nodeid, 0xa0001u);
   EXPECT_EQ(entry.generation, 0xb0002u);
   EXPECT_EQ(entry.entry_valid, 0x111u);
@@ -588,14 +588,14 @@ TEST(MakeEntry, PutsEachTimeoutInItsOwnField) {
 }
 
 TEST(MakeEntry, NegativeEntryHasNodeidZeroAndOnlyAnEntryTimeout) {
-  const abi::EntryOut entry = MakeNegativeEntry(Timeout{5, 6});
+  const wire::EntryOut entry = MakeNegativeEntry(Timeout{5, 6});
   testing::Wire expected;
   expected.U64(0).U64(0).U64(5).U64(0).U32(6).U32(0).Zeros(88);
   EXPECT_EQ(Hex(AsBytes(entry)), Hex(expected.bytes()));
 }
 
 TEST(MakeAttrOut, PutsTheTimeoutAndAttrInPlace) {
-  const abi::AttrOut out = MakeAttrOut(TestAttr(), Timeout{0x0000000900000008, 0x7});
+  const wire::AttrOut out = MakeAttrOut(TestAttr(), Timeout{0x0000000900000008, 0x7});
   EXPECT_EQ(out.attr_valid, 0x0000000900000008u);
   EXPECT_EQ(out.attr_valid_nsec, 7u);
   EXPECT_EQ(out.dummy, 0u);

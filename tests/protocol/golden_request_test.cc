@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "protocol/request.h"
+#include "ringfuse/request.h"
 #include "tests/protocol/wire.h"
 
 namespace ringfuse {
@@ -78,7 +78,7 @@ class GoldenRequest : public ::testing::Test {
       return Op{};
     }
     request_ = std::get<Request>(std::move(result));
-    const abi::InHeader& h = request_.header;
+    const wire::InHeader& h = request_.header;
     EXPECT_EQ(h.len, len);
     EXPECT_EQ(h.opcode, static_cast<uint32_t>(opcode));
     EXPECT_EQ(h.unique, UniqueFor(opcode));
@@ -116,7 +116,7 @@ testing::Wire ReadInWire() {
   return wire;
 }
 
-void ExpectReadIn(const abi::ReadIn& in) {
+void ExpectReadIn(const wire::ReadIn& in) {
   EXPECT_EQ(in.fh, 0x0f1e2d3c4b5a6978u);
   EXPECT_EQ(in.offset, 0x0000123456789abcu);
   EXPECT_EQ(in.size, 0x00021000u);
@@ -142,7 +142,7 @@ testing::Wire ReleaseInWire() {
   return wire;
 }
 
-void ExpectReleaseIn(const abi::ReleaseIn& in) {
+void ExpectReleaseIn(const wire::ReleaseIn& in) {
   EXPECT_EQ(in.fh, 0x7766554433221100u);
   EXPECT_EQ(in.flags, 0x00008001u);
   EXPECT_EQ(in.release_flags, 0x00000003u);
@@ -157,7 +157,7 @@ testing::Wire FsyncInWire() {
   return wire;
 }
 
-void ExpectFsyncIn(const abi::FsyncIn& in) {
+void ExpectFsyncIn(const wire::FsyncIn& in) {
   EXPECT_EQ(in.fh, 0x1122334455667788u);
   EXPECT_EQ(in.fsync_flags, 0x00000001u);
   EXPECT_EQ(in.padding, 0x0000beefu);
@@ -176,7 +176,7 @@ testing::Wire LkInWire() {
   return wire;
 }
 
-void ExpectLkIn(const abi::LkIn& in) {
+void ExpectLkIn(const wire::LkIn& in) {
   EXPECT_EQ(in.fh, 0xf1u);
   EXPECT_EQ(in.owner, 0x0102030405060708u);
   EXPECT_EQ(in.lk.start, 0x1000u);
@@ -196,7 +196,7 @@ testing::Wire CreateInWire() {
   return wire;
 }
 
-void ExpectCreateIn(const abi::CreateIn& in) {
+void ExpectCreateIn(const wire::CreateIn& in) {
   EXPECT_EQ(in.flags, 0x000080c2u);
   EXPECT_EQ(in.mode, 0x000081a4u);
   EXPECT_EQ(in.umask, 0x00000022u);
@@ -215,7 +215,7 @@ testing::Wire CopyFileRangeInWire() {
   return wire;
 }
 
-void ExpectCopyFileRangeIn(const abi::CopyFileRangeIn& in) {
+void ExpectCopyFileRangeIn(const wire::CopyFileRangeIn& in) {
   EXPECT_EQ(in.fh_in, 0x1000000000000001u);
   EXPECT_EQ(in.off_in, 0x2000000000000002u);
   EXPECT_EQ(in.nodeid_out, 0x3000000000000003u);

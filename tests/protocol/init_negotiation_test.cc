@@ -5,20 +5,20 @@
 #include <algorithm>
 #include <string>
 
-#include "protocol/init.h"
+#include "ringfuse/init.h"
 
 namespace ringfuse {
 namespace {
 
 using ::testing::HasSubstr;
 
-namespace flag = abi::init_flag;
+namespace flag = wire::init_flag;
 
 constexpr uint64_t kAllFlags = (uint64_t{1} << 43) - 1;
 constexpr uint64_t kLowWord = 0xffffffffull;
 
-abi::InitIn Offer(uint32_t minor, uint64_t flags, uint32_t max_readahead = 1 << 20) {
-  abi::InitIn in{};
+wire::InitIn Offer(uint32_t minor, uint64_t flags, uint32_t max_readahead = 1 << 20) {
+  wire::InitIn in{};
   in.major = 7;
   in.minor = minor;
   in.max_readahead = max_readahead;
@@ -27,7 +27,7 @@ abi::InitIn Offer(uint32_t minor, uint64_t flags, uint32_t max_readahead = 1 << 
   return in;
 }
 
-InitResult Agree(const abi::InitIn& kernel, const InitWishes& wishes = {}) {
+InitResult Agree(const wire::InitIn& kernel, const InitWishes& wishes = {}) {
   absl::StatusOr<InitResult> result = Negotiate(kernel, wishes);
   if (!result.ok()) {
     ADD_FAILURE() << result.status();
@@ -36,7 +36,7 @@ InitResult Agree(const abi::InitIn& kernel, const InitWishes& wishes = {}) {
   return *result;
 }
 
-std::string Refusal(const abi::InitIn& kernel, const InitWishes& wishes = {}) {
+std::string Refusal(const wire::InitIn& kernel, const InitWishes& wishes = {}) {
   absl::StatusOr<InitResult> result = Negotiate(kernel, wishes);
   if (result.ok()) {
     ADD_FAILURE() << "negotiation succeeded";
@@ -68,7 +68,7 @@ TEST(Negotiate, Minor30IsRefusedNamingTheVersion) {
 }
 
 TEST(Negotiate, AMajorOtherThan7IsRefusedNamingTheVersion) {
-  abi::InitIn offer = Offer(45, kAllFlags);
+  wire::InitIn offer = Offer(45, kAllFlags);
   offer.major = 8;
   EXPECT_THAT(Refusal(offer), HasSubstr("8.45"));
   offer.major = 6;
@@ -91,7 +91,7 @@ TEST(Negotiate, HighFlagsCountOnlyWhenTheKernelOffersInitExt) {
   InitWishes wishes;
   wishes.flags = kAllFlags;
   // A 7.35 kernel has no INIT_EXT; whatever sits where flags2 would be must be ignored.
-  abi::InitIn old_kernel = Offer(35, kAllFlags & kLowWord & ~flag::kInitExt);
+  wire::InitIn old_kernel = Offer(35, kAllFlags & kLowWord & ~flag::kInitExt);
   old_kernel.flags2 = 0xffffffffu;
   const InitResult result = Agree(old_kernel, wishes);
   EXPECT_EQ(result.agreed.flags >> 32, 0u);
@@ -240,7 +240,7 @@ TEST(Negotiate, RequestTimeoutIsSentOnlyWithRequestTimeout) {
 }
 
 TEST(Negotiate, ReplyLeavesMapAlignmentAndUnusedZero) {
-  const abi::InitOut reply = Agree(Offer(45, kAllFlags)).reply;
+  const wire::InitOut reply = Agree(Offer(45, kAllFlags)).reply;
   EXPECT_EQ(reply.map_alignment, 0);
   for (uint16_t word : reply.unused) EXPECT_EQ(word, 0);
 }

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "protocol/opcode.h"
+#include "ringfuse/opcode.h"
 
 namespace ringfuse {
 namespace {

@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "protocol/request.h"
+#include "ringfuse/request.h"
 #include "tests/protocol/wire.h"
 
 namespace ringfuse {

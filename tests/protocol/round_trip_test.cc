@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "protocol/abi.h"
-#include "protocol/init.h"
-#include "protocol/notify.h"
-#include "protocol/reply.h"
+#include "ringfuse/init.h"
+#include "ringfuse/notify.h"
+#include "ringfuse/reply.h"
+#include "ringfuse/wire.h"
 #include "tests/protocol/test_decoder.h"
 
 namespace ringfuse {
@@ -91,7 +91,7 @@ class EncodingChannel : public ReplyChannel {
 
 #define EXPECT_FIELD(field) EXPECT_EQ(got.field, want.field) << #field
 
-void ExpectAttr(const testing::DecodedAttr& got, const abi::Attr& want) {
+void ExpectAttr(const testing::DecodedAttr& got, const wire::Attr& want) {
   EXPECT_FIELD(ino);
   EXPECT_FIELD(size);
   EXPECT_FIELD(blocks);
@@ -110,7 +110,7 @@ void ExpectAttr(const testing::DecodedAttr& got, const abi::Attr& want) {
   EXPECT_FIELD(flags);
 }
 
-void ExpectEntryOut(const testing::DecodedEntryOut& got, const abi::EntryOut& want) {
+void ExpectEntryOut(const testing::DecodedEntryOut& got, const wire::EntryOut& want) {
   EXPECT_FIELD(nodeid);
   EXPECT_FIELD(generation);
   EXPECT_FIELD(entry_valid);
@@ -120,19 +120,19 @@ void ExpectEntryOut(const testing::DecodedEntryOut& got, const abi::EntryOut& wa
   ExpectAttr(got.attr, want.attr);
 }
 
-void ExpectOpenOut(const testing::DecodedOpenOut& got, const abi::OpenOut& want) {
+void ExpectOpenOut(const testing::DecodedOpenOut& got, const wire::OpenOut& want) {
   EXPECT_FIELD(fh);
   EXPECT_FIELD(open_flags);
   EXPECT_FIELD(backing_id);
 }
 
-void ExpectSxTime(const testing::DecodedSxTime& got, const abi::SxTime& want) {
+void ExpectSxTime(const testing::DecodedSxTime& got, const wire::SxTime& want) {
   EXPECT_FIELD(tv_sec);
   EXPECT_FIELD(tv_nsec);
   EXPECT_FIELD(reserved);
 }
 
-void ExpectStatxOut(const testing::DecodedStatxOut& got, const abi::StatxOut& want) {
+void ExpectStatxOut(const testing::DecodedStatxOut& got, const wire::StatxOut& want) {
   EXPECT_FIELD(attr_valid);
   EXPECT_FIELD(attr_valid_nsec);
   EXPECT_FIELD(flags);
@@ -161,7 +161,7 @@ void ExpectStatxOut(const testing::DecodedStatxOut& got, const abi::StatxOut& wa
   for (size_t i = 0; i < 14; ++i) EXPECT_FIELD(stat.spare2[i]) << i;
 }
 
-void ExpectInitOut(const testing::DecodedInitOut& got, const abi::InitOut& want) {
+void ExpectInitOut(const testing::DecodedInitOut& got, const wire::InitOut& want) {
   EXPECT_FIELD(major);
   EXPECT_FIELD(minor);
   EXPECT_FIELD(max_readahead);
@@ -211,7 +211,7 @@ class RoundTripTest : public ::testing::Test {
 
 TEST_F(RoundTripTest, EntryReplyCarriesEveryFieldOfMakeEntry) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
-    const auto attr = random_.Struct<abi::Attr>();
+    const auto attr = random_.Struct<wire::Attr>();
     const Timeout entry_timeout{random_.U64(), random_.U32()};
     const Timeout attr_timeout{random_.U64(), random_.U32()};
     const uint64_t nodeid = random_.U64();
@@ -238,13 +238,13 @@ TEST_F(RoundTripTest, NegativeEntryHasNodeIdZeroAndTheTimeout) {
   EXPECT_EQ(got.nodeid, 0u);
   EXPECT_EQ(got.entry_valid, timeout.seconds);
   EXPECT_EQ(got.entry_valid_nsec, timeout.nanoseconds);
-  ExpectAttr(got.attr, abi::Attr{});
+  ExpectAttr(got.attr, wire::Attr{});
 }
 
 TEST_F(RoundTripTest, CreateReplyIsEntryOutThenOpenOut) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
-    const auto entry = random_.Struct<abi::EntryOut>();
-    const abi::OpenOut open =
+    const auto entry = random_.Struct<wire::EntryOut>();
+    const wire::OpenOut open =
         MakeOpenOut(random_.U64(), random_.U32(), static_cast<int32_t>(random_.U32()));
     Reply<CreateReply>().Ok(entry, open);
 
@@ -256,7 +256,7 @@ TEST_F(RoundTripTest, CreateReplyIsEntryOutThenOpenOut) {
 
 TEST_F(RoundTripTest, AttrReplyCarriesEveryFieldOfMakeAttrOut) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
-    const auto attr = random_.Struct<abi::Attr>();
+    const auto attr = random_.Struct<wire::Attr>();
     const Timeout timeout{random_.U64(), random_.U32()};
     Reply<AttrReply>().Ok(MakeAttrOut(attr, timeout));
 
@@ -317,7 +317,7 @@ TEST_F(RoundTripTest, OpenReplyCarriesFhFlagsAndBackingId) {
     Reply<OpenReply>().Ok(MakeOpenOut(fh, flags, backing_id));
 
     ExpectOkHeader(channel_, unique_, testing::kOpenOutSize);
-    ExpectOpenOut(testing::DecodeOpenOut(channel_.body(), 0), abi::OpenOut{fh, flags, backing_id});
+    ExpectOpenOut(testing::DecodeOpenOut(channel_.body(), 0), wire::OpenOut{fh, flags, backing_id});
   }
 }
 
@@ -345,7 +345,7 @@ TEST_F(RoundTripTest, WideCountIsAWhole64BitCopyFileRangeOut) {
 
 TEST_F(RoundTripTest, StatfsReplyCarriesEveryKstatfsField) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
-    const auto want = random_.Struct<abi::Kstatfs>();
+    const auto want = random_.Struct<wire::Kstatfs>();
     Reply<StatfsReply>().Ok(want);
 
     ExpectOkHeader(channel_, unique_, testing::kStatfsOutSize);
@@ -380,7 +380,7 @@ TEST_F(RoundTripTest, XattrSizeIsGetxattrOutAndXattrDataIsRaw) {
 
 TEST_F(RoundTripTest, LockReplyCarriesTheFileLock) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
-    const auto want = random_.Struct<abi::FileLock>();
+    const auto want = random_.Struct<wire::FileLock>();
     Reply<LockReply>().Ok(want);
 
     ExpectOkHeader(channel_, unique_, testing::kLkOutSize);
@@ -430,8 +430,8 @@ TEST_F(RoundTripTest, IoctlOkIsIoctlOutThenTheOutputData) {
 
 TEST_F(RoundTripTest, IoctlRetryListsTheInThenOutIovecs) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
-    std::vector<abi::IoctlIovec> in(random_.Between(0, 4));
-    std::vector<abi::IoctlIovec> out(random_.Between(0, 4));
+    std::vector<wire::IoctlIovec> in(random_.Between(0, 4));
+    std::vector<wire::IoctlIovec> out(random_.Between(0, 4));
     for (auto& iov : in) iov = {random_.U64(), random_.U64()};
     for (auto& iov : out) iov = {random_.U64(), random_.U64()};
     Reply<IoctlReply>().Retry(in, out);
@@ -444,7 +444,7 @@ TEST_F(RoundTripTest, IoctlRetryListsTheInThenOutIovecs) {
     EXPECT_EQ(got.in_iovs, in.size());
     EXPECT_EQ(got.out_iovs, out.size());
     for (size_t k = 0; k < iovecs; ++k) {
-      const abi::IoctlIovec& want = k < in.size() ? in[k] : out[k - in.size()];
+      const wire::IoctlIovec& want = k < in.size() ? in[k] : out[k - in.size()];
       const size_t at = testing::kIoctlOutSize + k * testing::kIoctlIovecSize;
       EXPECT_EQ(U64At(channel_.body(), at), want.base) << k;
       EXPECT_EQ(U64At(channel_.body(), at + 8), want.len) << k;
@@ -454,7 +454,7 @@ TEST_F(RoundTripTest, IoctlRetryListsTheInThenOutIovecs) {
 
 TEST_F(RoundTripTest, StatxReplyCarriesAll288Bytes) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
-    const auto want = random_.Struct<abi::StatxOut>();
+    const auto want = random_.Struct<wire::StatxOut>();
     Reply<StatxReply>().Ok(want);
 
     ExpectOkHeader(channel_, unique_, testing::kStatxOutSize);
@@ -509,7 +509,7 @@ TEST_F(RoundTripTest, EncodeReplyMessageRefusesABufferOneByteShort) {
 }
 
 struct DirentWant {
-  abi::EntryOut entry;
+  wire::EntryOut entry;
   uint64_t off;
   uint32_t type;
   std::string name;
@@ -522,7 +522,7 @@ std::vector<DirentWant> PackUntilFull(Random& random, DirentPacker& packer, size
   std::vector<DirentWant> wanted;
   size_t used = 0;
   while (true) {
-    DirentWant want{random.Struct<abi::EntryOut>(), random.U64(), random.U32(),
+    DirentWant want{random.Struct<wire::EntryOut>(), random.U64(), random.U32(),
                     random.Name(1, 255)};
     const size_t record = testing::Align8((plus ? 152 : 24) + want.name.size());
     const bool added = plus ? packer.AddPlus(want.entry, want.off, want.type, want.name)
@@ -638,7 +638,7 @@ TEST_F(NotifyRoundTripTest, InvalEntryCarriesParentFlagsAndTheNulTerminatedName)
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
     const uint64_t parent = random_.U64();
     const std::string name = random_.Name(1, 1024);
-    const uint32_t flags = random_.U32() & abi::kExpireOnly;
+    const uint32_t flags = random_.U32() & wire::kExpireOnly;
     const absl::StatusOr<Notification> n = EncodeNotifyInvalEntry(parent, name, flags);
     ASSERT_TRUE(n.ok()) << n.status();
     const std::vector<std::byte> bytes = NotificationBytes(*n);
@@ -739,7 +739,7 @@ TEST(InitRoundTrip, NegotiatedInitOutDecodesToWhatWasAgreed) {
   Random random(kSeed + 2);
   constexpr uint64_t kAllFlags = (uint64_t{1} << 43) - 1;
   for (int i = 0; i < kIterations && !::testing::Test::HasFailure(); ++i) {
-    abi::InitIn kernel{};
+    wire::InitIn kernel{};
     kernel.major = 7;
     kernel.minor = static_cast<uint32_t>(random.Between(31, 50));
     kernel.max_readahead = random.U32();

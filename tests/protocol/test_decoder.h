@@ -1,8 +1,8 @@
 // An independent decoder for reply and notification bytes, for tests.
 //
 // Every field is read at an offset written out here from the kernel's documented layout, one
-// little-endian byte at a time, and never by copying bytes into a protocol/abi.h struct: a layout
-// mistake in abi.h must not be able to hide by being made twice.
+// little-endian byte at a time, and never by copying bytes into a ringfuse/wire.h struct: a layout
+// mistake in wire.h must not be able to hide by being made twice.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "protocol/request.h"
+#include "ringfuse/request.h"
 #include "tests/protocol/wire.h"
 
 namespace ringfuse {
@@ -302,7 +302,7 @@ TEST(Truncation, InitCutTo16Through63BodyBytesParsesWithTheMissingTailZero) {
     PatchLen(cut);
     const ParseResult result = ParseRequest(cut, ParseContext{});
     ASSERT_TRUE(std::holds_alternative<Request>(result)) << Describe(result);
-    const abi::InitIn& in = std::get<op::Init>(std::get<Request>(result).args).in;
+    const wire::InitIn& in = std::get<op::Init>(std::get<Request>(result).args).in;
     EXPECT_EQ(in.major, 7u);
     EXPECT_EQ(in.minor, 45u);
     EXPECT_EQ(in.flags, 0x7fffffffu);

@@ -1,5 +1,5 @@
 // Hand-written wire bytes for tests, built field by field from the ABI's documented layout and
-// deliberately independent of protocol/abi.h, so that a mistake there cannot hide in both.
+// deliberately independent of ringfuse/wire.h, so that a mistake there cannot hide in both.
 #pragma once
 
 #include <cstddef>

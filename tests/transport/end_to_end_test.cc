@@ -52,7 +52,7 @@ class EndToEnd : public TransportTest {
 };
 
 TEST_P(EndToEnd, LookupAndGetattrSeeWhatTheServerHas) {
-  fs_.AddFile(abi::kRootId, "hello", "hello, world\n", 0640);
+  fs_.AddFile(wire::kRootId, "hello", "hello, world\n", 0640);
   struct stat st;
   ASSERT_EQ(::stat(Path("hello").c_str(), &st), 0) << std::strerror(errno);
   EXPECT_TRUE(S_ISREG(st.st_mode));
@@ -77,11 +77,11 @@ TEST_P(EndToEnd, WrittenDataReadsBackByteForByte) {
   }
   ASSERT_EQ(::close(fd), 0);
   EXPECT_EQ(ReadWhole(Path("data")), data);
-  EXPECT_EQ(fs_.Contents(fs_.FindChild(abi::kRootId, "data")), data);
+  EXPECT_EQ(fs_.Contents(fs_.FindChild(wire::kRootId, "data")), data);
 }
 
 TEST_P(EndToEnd, SetattrChangesModeSizeAndTimes) {
-  fs_.AddFile(abi::kRootId, "f", "0123456789");
+  fs_.AddFile(wire::kRootId, "f", "0123456789");
   ASSERT_EQ(::chmod(Path("f").c_str(), 0604), 0);
   ASSERT_EQ(::truncate(Path("f").c_str(), 4), 0);
   const timeval times[2] = {{1000, 0}, {2000, 0}};
@@ -121,9 +121,9 @@ TEST_P(EndToEnd, MkdirCreateAndReaddirplusListEveryEntry) {
 }
 
 TEST_P(EndToEnd, UnlinkRmdirAndRenameChangeTheTree) {
-  fs_.AddFile(abi::kRootId, "a", "A");
-  fs_.AddFile(abi::kRootId, "b", "B");
-  fs_.AddDir(abi::kRootId, "d");
+  fs_.AddFile(wire::kRootId, "a", "A");
+  fs_.AddFile(wire::kRootId, "b", "B");
+  fs_.AddDir(wire::kRootId, "d");
   ASSERT_EQ(::rename(Path("a").c_str(), Path("d/moved").c_str()), 0) << std::strerror(errno);
   EXPECT_EQ(ReadWhole(Path("d/moved")), "A");
   ASSERT_EQ(::rename(Path("b").c_str(), Path("d/moved").c_str()), 0);  // replaces
@@ -134,7 +134,7 @@ TEST_P(EndToEnd, UnlinkRmdirAndRenameChangeTheTree) {
   ASSERT_EQ(::rmdir(Path("d").c_str()), 0);
   struct stat st;
   EXPECT_EQ(::stat(Path("d").c_str(), &st), -1);
-  EXPECT_EQ(fs_.FindChild(abi::kRootId, "d"), 0u);
+  EXPECT_EQ(fs_.FindChild(wire::kRootId, "d"), 0u);
 }
 
 TEST_P(EndToEnd, SymlinkAndReadlinkRoundTrip) {
@@ -156,7 +156,7 @@ TEST_P(EndToEnd, StatfsReachesTheServer) {
 }
 
 TEST_P(EndToEnd, ServesManyClientsAtOnce) {
-  fs_.AddFile(abi::kRootId, "shared", std::string(8192, 's'));
+  fs_.AddFile(wire::kRootId, "shared", std::string(8192, 's'));
   std::vector<std::thread> clients;
   std::atomic<int> failures{0};
   for (int c = 0; c < 8; ++c) {
@@ -231,7 +231,7 @@ class PlainReaddir : public TransportTest {};
 TEST_P(PlainReaddir, ListsEveryEntry) {
   MemFs fs;
   SessionOptions options;
-  options.init.flags &= ~(abi::init_flag::kDoReaddirplus | abi::init_flag::kReaddirplusAuto);
+  options.init.flags &= ~(wire::init_flag::kDoReaddirplus | wire::init_flag::kReaddirplusAuto);
   absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs, GetParam(), options);
   ASSERT_TRUE(mount.ok()) << mount.status();
   CreateAndListEveryEntry((*mount)->Path("dir"));

@@ -69,7 +69,7 @@ void ServedMount::Watch() {
   if (watchdog_wake_.wait_for(lock, kWatchdogBound, [this] { return ending_; })) return;
   ADD_FAILURE() << "the mount outlived " << kWatchdogBound.count()
                 << " s: aborting its connection so that nothing hangs";
-  (void)AbortConnection(session_->mount().connection_id());
+  (void)AbortConnection(session_->connection_id());
 }
 
 long ServedMount::StopAndJoin() {
@@ -91,7 +91,7 @@ bool WaitsForEnd(Session& session, std::chrono::milliseconds bound) {
   const bool ended = done.wait_for(bound) == std::future_status::ready;
   if (!ended) {
     // Do not leave a hung mount behind: end the connection, then the wait can finish.
-    (void)AbortConnection(session.mount().connection_id());
+    (void)AbortConnection(session.connection_id());
   }
   waiter.join();
   return ended;

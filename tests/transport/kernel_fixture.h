@@ -14,9 +14,9 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "protocol/handler.h"
+#include "ringfuse/handler.h"
+#include "ringfuse/session.h"
 #include "transport/dev_fuse.h"
-#include "transport/session.h"
 #include "transport/uring_switch.h"
 
 namespace ringfuse::testing {

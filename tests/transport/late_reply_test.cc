@@ -42,11 +42,11 @@ class LateReplyFs : public Handler {
     reply.Ok(MakeEntry(kFile, 1, FileAttr(), Timeout{}, Timeout{}));
   }
   void Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) override {
-    const abi::Attr attr = context.nodeid() == kFile ? FileAttr() : RootAttr();
+    const wire::Attr attr = context.nodeid() == kFile ? FileAttr() : RootAttr();
     Later([reply = std::move(reply), attr]() mutable { reply.Ok(MakeAttrOut(attr, Timeout{})); });
   }
   void Open(const RequestContext&, const op::Open&, OpenReply reply) override {
-    reply.Ok(MakeOpenOut(1, abi::kFopenDirectIo));
+    reply.Ok(MakeOpenOut(1, wire::kFopenDirectIo));
   }
   void Read(const RequestContext&, const op::Read& args, DataReply reply) override {
     const uint64_t start = std::min<uint64_t>(args.in.offset, kContents.size());
@@ -60,17 +60,17 @@ class LateReplyFs : public Handler {
   uint64_t answered() const { return answered_.load(); }
 
  private:
-  static abi::Attr FileAttr() {
-    abi::Attr attr{};
+  static wire::Attr FileAttr() {
+    wire::Attr attr{};
     attr.ino = kFile;
     attr.mode = S_IFREG | 0644;
     attr.nlink = 1;
     attr.size = kContents.size();
     return attr;
   }
-  static abi::Attr RootAttr() {
-    abi::Attr attr{};
-    attr.ino = abi::kRootId;
+  static wire::Attr RootAttr() {
+    wire::Attr attr{};
+    attr.ino = wire::kRootId;
     attr.mode = S_IFDIR | 0755;
     attr.nlink = 2;
     return attr;
@@ -155,15 +155,15 @@ class KeepsReplyFs : public Handler {
  public:
   void Lookup(const RequestContext&, const op::Lookup& args, EntryReply reply) override {
     if (args.name != "file") return reply.Error(ENOENT);
-    abi::Attr attr{};
+    wire::Attr attr{};
     attr.ino = kFile;
     attr.mode = S_IFREG | 0644;
     reply.Ok(MakeEntry(kFile, 1, attr, Timeout{}, Timeout{}));
   }
   void Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) override {
     if (context.nodeid() != kFile) {
-      abi::Attr attr{};
-      attr.ino = abi::kRootId;
+      wire::Attr attr{};
+      attr.ino = wire::kRootId;
       attr.mode = S_IFDIR | 0755;
       return reply.Ok(MakeAttrOut(attr, Timeout{}));
     }

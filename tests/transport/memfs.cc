@@ -82,11 +82,11 @@ void AnswerXattr(XattrReply& reply, int error, const std::string& value, uint32_
 MemFs::MemFs() : MemFs(Options{}) {}
 
 MemFs::MemFs(const Options& options) : options_(options) {
-  Inode& root = inodes_[abi::kRootId];
-  root.nodeid = abi::kRootId;
+  Inode& root = inodes_[wire::kRootId];
+  root.nodeid = wire::kRootId;
   root.mode = S_IFDIR | 0755;
   root.nlink = 2;
-  root.parent = abi::kRootId;
+  root.parent = wire::kRootId;
   root.atime = root.mtime = root.ctime = Now();
 }
 
@@ -234,8 +234,8 @@ uint64_t MemFs::SizeOf(const Inode& inode) {
   return 0;
 }
 
-abi::Attr MemFs::AttrOf(const Inode& inode) {
-  abi::Attr attr{};
+wire::Attr MemFs::AttrOf(const Inode& inode) {
+  wire::Attr attr{};
   attr.ino = inode.nodeid;
   attr.size = SizeOf(inode);
   attr.blocks = StatBlocks(attr.size);
@@ -254,7 +254,7 @@ abi::Attr MemFs::AttrOf(const Inode& inode) {
   return attr;
 }
 
-abi::EntryOut MemFs::EntryForKernel(Inode& inode) {
+wire::EntryOut MemFs::EntryForKernel(Inode& inode) {
   ++inode.nlookup;
   return MakeEntry(inode.nodeid, kGeneration, AttrOf(inode), options_.entry, options_.attr);
 }
@@ -288,7 +288,7 @@ int MemFs::AddChild(uint64_t parent, std::string_view name, const NodeSpec& spec
   return 0;
 }
 
-int MemFs::LookupChild(uint64_t parent, std::string_view name, abi::EntryOut* entry) {
+int MemFs::LookupChild(uint64_t parent, std::string_view name, wire::EntryOut* entry) {
   int error = 0;
   if (FindDir(parent, &error) == nullptr) return error;
   Inode* child = Find(ChildOf(parent, name));
@@ -298,7 +298,7 @@ int MemFs::LookupChild(uint64_t parent, std::string_view name, abi::EntryOut* en
 }
 
 int MemFs::MakeNode(uint64_t parent, std::string_view name, const NodeSpec& spec,
-                    abi::EntryOut* entry) {
+                    wire::EntryOut* entry) {
   uint64_t nodeid = 0;
   const int error = AddChild(parent, name, spec, &nodeid);
   if (error == 0) *entry = EntryForKernel(inodes_.at(nodeid));
@@ -315,7 +315,7 @@ void MemFs::ForgetNode(uint64_t nodeid, uint64_t nlookup) {
 // A node goes when it has no name left and the kernel no longer knows it. An open file keeps a
 // lookup reference in the kernel, so this never pulls a node from under an open handle.
 void MemFs::ReclaimIfUnused(const Inode& inode) {
-  if (inode.nodeid == abi::kRootId || inode.nlink != 0 || inode.nlookup != 0) return;
+  if (inode.nodeid == wire::kRootId || inode.nlink != 0 || inode.nlookup != 0) return;
   const uint64_t nodeid = inode.nodeid;  // erase must not read the key from the erased node
   inodes_.erase(nodeid);
 }
@@ -419,7 +419,7 @@ void MemFs::MoveUnder(Inode& child, Inode& from, Inode& to) {
 }
 
 int MemFs::LinkNode(uint64_t nodeid, uint64_t new_parent, std::string_view new_name,
-                    abi::EntryOut* entry) {
+                    wire::EntryOut* entry) {
   Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
   if (S_ISDIR(inode->mode)) return EPERM;
@@ -448,30 +448,30 @@ void MemFs::Resize(Inode& inode, uint64_t size) {
   inode.mtime = inode.ctime = Now();
 }
 
-int MemFs::SetAttributes(Inode& inode, const abi::SetattrIn& in) {
-  if ((in.valid & abi::kFattrSize) != 0) {
+int MemFs::SetAttributes(Inode& inode, const wire::SetattrIn& in) {
+  if ((in.valid & wire::kFattrSize) != 0) {
     const int error = CheckResizable(inode, in.size);
     if (error != 0) return error;
     Resize(inode, in.size);
   }
   const timespec now = Now();
-  if ((in.valid & abi::kFattrMode) != 0) {
+  if ((in.valid & wire::kFattrMode) != 0) {
     inode.mode = (inode.mode & S_IFMT) | (in.mode & kPermissionBits);
   }
-  if ((in.valid & abi::kFattrUid) != 0) inode.uid = in.uid;
-  if ((in.valid & abi::kFattrGid) != 0) inode.gid = in.gid;
+  if ((in.valid & wire::kFattrUid) != 0) inode.uid = in.uid;
+  if ((in.valid & wire::kFattrGid) != 0) inode.gid = in.gid;
   // The kernel sends ATIME_NOW together with ATIME; either alone is honoured all the same.
-  if ((in.valid & abi::kFattrAtimeNow) != 0) {
+  if ((in.valid & wire::kFattrAtimeNow) != 0) {
     inode.atime = now;
-  } else if ((in.valid & abi::kFattrAtime) != 0) {
+  } else if ((in.valid & wire::kFattrAtime) != 0) {
     inode.atime = WireTime(in.atime, in.atimensec);
   }
-  if ((in.valid & abi::kFattrMtimeNow) != 0) {
+  if ((in.valid & wire::kFattrMtimeNow) != 0) {
     inode.mtime = now;
-  } else if ((in.valid & abi::kFattrMtime) != 0) {
+  } else if ((in.valid & wire::kFattrMtime) != 0) {
     inode.mtime = WireTime(in.mtime, in.mtimensec);
   }
-  inode.ctime = (in.valid & abi::kFattrCtime) != 0 ? WireTime(in.ctime, in.ctimensec) : now;
+  inode.ctime = (in.valid & wire::kFattrCtime) != 0 ? WireTime(in.ctime, in.ctimensec) : now;
   return 0;
 }
 
@@ -485,7 +485,7 @@ uint64_t MemFs::NewHandle() {
 
 int MemFs::CheckHandle(uint64_t fh) const { return handles_.contains(fh) ? 0 : EBADF; }
 
-int MemFs::OpenFile(uint64_t nodeid, uint32_t flags, abi::OpenOut* open) {
+int MemFs::OpenFile(uint64_t nodeid, uint32_t flags, wire::OpenOut* open) {
   Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
   if (S_ISDIR(inode->mode)) return EISDIR;
@@ -495,8 +495,8 @@ int MemFs::OpenFile(uint64_t nodeid, uint32_t flags, abi::OpenOut* open) {
   return 0;
 }
 
-int MemFs::CreateOrOpen(const RequestContext& context, const op::Create& args, abi::EntryOut* entry,
-                        abi::OpenOut* open) {
+int MemFs::CreateOrOpen(const RequestContext& context, const op::Create& args,
+                        wire::EntryOut* entry, wire::OpenOut* open) {
   uint64_t nodeid = ChildOf(context.nodeid(), args.name);
   if (nodeid != 0 && (args.in.flags & O_EXCL) != 0) return EEXIST;
   if (nodeid == 0) {
@@ -511,7 +511,7 @@ int MemFs::CreateOrOpen(const RequestContext& context, const op::Create& args, a
   return error;
 }
 
-int MemFs::ReadFile(uint64_t nodeid, const abi::ReadIn& in, std::string* data) {
+int MemFs::ReadFile(uint64_t nodeid, const wire::ReadIn& in, std::string* data) {
   const int error = CheckHandle(in.fh);
   if (error != 0) return error;
   const Inode* inode = Find(nodeid);
@@ -536,12 +536,12 @@ int MemFs::WriteFile(uint64_t nodeid, const op::Write& args) {
   return 0;
 }
 
-abi::Kstatfs MemFs::FilesystemStats() const {
+wire::Kstatfs MemFs::FilesystemStats() const {
   uint64_t used_blocks = 0;
   for (const auto& [nodeid, inode] : inodes_) {
     used_blocks += (SizeOf(inode) + kBlockSize - 1) / kBlockSize;
   }
-  abi::Kstatfs stats{};
+  wire::Kstatfs stats{};
   stats.blocks = kTotalBlocks;
   stats.bfree = stats.bavail = kTotalBlocks - std::min(used_blocks, kTotalBlocks);
   stats.files = kTotalFiles;
@@ -553,7 +553,7 @@ abi::Kstatfs MemFs::FilesystemStats() const {
 
 // SEEK_SET, SEEK_CUR and SEEK_END never reach us: the kernel answers them itself. A file here
 // has no holes, so all of it is data and the only hole is at its end.
-int MemFs::SeekDataOrHole(uint64_t nodeid, const abi::LseekIn& in, uint64_t* offset) {
+int MemFs::SeekDataOrHole(uint64_t nodeid, const wire::LseekIn& in, uint64_t* offset) {
   const Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
   if (in.whence != SEEK_DATA && in.whence != SEEK_HOLE) return EINVAL;
@@ -565,14 +565,14 @@ int MemFs::SeekDataOrHole(uint64_t nodeid, const abi::LseekIn& in, uint64_t* off
 
 // ---- Directories ----
 
-int MemFs::OpenDir(uint64_t nodeid, abi::OpenOut* open) {
+int MemFs::OpenDir(uint64_t nodeid, wire::OpenOut* open) {
   int error = 0;
   if (FindDir(nodeid, &error) == nullptr) return error;
   *open = MakeOpenOut(NewHandle(), 0);
   return 0;
 }
 
-void MemFs::ReadDirectory(const RequestContext& context, const abi::ReadIn& in, bool plus,
+void MemFs::ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
                           DataReply reply) {
   std::vector<std::byte> buffer(in.size);
   DirentPacker packer(buffer);
@@ -587,7 +587,7 @@ void MemFs::ReadDirectory(const RequestContext& context, const abi::ReadIn& in, 
 // The stream is ".", "..", then the children in name order; an entry's cookie is its position
 // plus one, so the offset the kernel sends back is the position to resume from. Names created or
 // removed between two calls shift later positions, which is acceptable in a test fixture.
-int MemFs::FillDirectory(uint64_t nodeid, const abi::ReadIn& in, bool plus, DirentPacker& packer) {
+int MemFs::FillDirectory(uint64_t nodeid, const wire::ReadIn& in, bool plus, DirentPacker& packer) {
   int error = CheckHandle(in.fh);
   if (error != 0) return error;
   Inode* dir = FindDir(nodeid, &error);
@@ -617,12 +617,12 @@ bool MemFs::PackEntry(DirentPacker& packer, bool plus, uint64_t cookie, Inode& i
   if (!plus) return packer.Add(inode.nodeid, cookie, type, name);
   if (name == "." || name == "..") {
     // Nodeid 0: the kernel takes no reference for these, and libfuse sends them the same way.
-    abi::EntryOut entry{};
+    wire::EntryOut entry{};
     entry.attr.ino = inode.nodeid;
     entry.attr.mode = inode.mode;
     return packer.AddPlus(entry, cookie, type, name);
   }
-  const abi::EntryOut entry =
+  const wire::EntryOut entry =
       MakeEntry(inode.nodeid, kGeneration, AttrOf(inode), options_.entry, options_.attr);
   if (!packer.AddPlus(entry, cookie, type, name)) return false;
   // The kernel takes a lookup reference for every entry it receives, as for a LOOKUP reply.
@@ -682,7 +682,7 @@ void MemFs::Destroy() { Enter(Opcode::kDestroy); }
 
 void MemFs::Lookup(const RequestContext& context, const op::Lookup& args, EntryReply reply) {
   if (!Begin(context, reply)) return;
-  abi::EntryOut entry{};
+  wire::EntryOut entry{};
   int error = 0;
   {
     std::lock_guard lock(mu_);
@@ -706,7 +706,7 @@ void MemFs::BatchForget(const RequestContext& context, const op::BatchForget& ar
   Enter(OpcodeOf(context));
   std::lock_guard lock(mu_);
   for (uint32_t i = 0; i < args.forgets.size(); ++i) {
-    const abi::ForgetOne forget = args.forgets[i];
+    const wire::ForgetOne forget = args.forgets[i];
     ForgetNode(forget.nodeid, forget.nlookup);
   }
 }
@@ -718,7 +718,7 @@ void MemFs::Interrupt(const RequestContext& context, const op::Interrupt& /*args
 
 void MemFs::Getattr(const RequestContext& context, const op::Getattr& /*args*/, AttrReply reply) {
   if (!Begin(context, reply)) return;
-  abi::AttrOut out{};
+  wire::AttrOut out{};
   int error = ENOENT;
   {
     std::lock_guard lock(mu_);
@@ -732,7 +732,7 @@ void MemFs::Getattr(const RequestContext& context, const op::Getattr& /*args*/, 
 
 void MemFs::Setattr(const RequestContext& context, const op::Setattr& args, AttrReply reply) {
   if (!Begin(context, reply)) return;
-  abi::AttrOut out{};
+  wire::AttrOut out{};
   int error = ENOENT;
   {
     std::lock_guard lock(mu_);
@@ -761,7 +761,7 @@ void MemFs::Symlink(const RequestContext& context, const op::Symlink& args, Entr
   if (!Begin(context, reply)) return;
   const NodeSpec spec{
       .mode = S_IFLNK | 0777, .uid = context.uid(), .gid = context.gid(), .contents = args.target};
-  abi::EntryOut entry{};
+  wire::EntryOut entry{};
   int error = 0;
   {
     std::lock_guard lock(mu_);
@@ -776,7 +776,7 @@ void MemFs::Mknod(const RequestContext& context, const op::Mknod& args, EntryRep
                       .uid = context.uid(),
                       .gid = context.gid(),
                       .rdev = args.in.rdev};
-  abi::EntryOut entry{};
+  wire::EntryOut entry{};
   int error = 0;
   {
     std::lock_guard lock(mu_);
@@ -790,7 +790,7 @@ void MemFs::Mkdir(const RequestContext& context, const op::Mkdir& args, EntryRep
   const NodeSpec spec{.mode = ModeWithUmask(S_IFDIR, args.in.mode, args.in.umask),
                       .uid = context.uid(),
                       .gid = context.gid()};
-  abi::EntryOut entry{};
+  wire::EntryOut entry{};
   int error = 0;
   {
     std::lock_guard lock(mu_);
@@ -831,7 +831,7 @@ void MemFs::Rename(const RequestContext& context, const op::Rename& args, EmptyR
 
 void MemFs::Link(const RequestContext& context, const op::Link& args, EntryReply reply) {
   if (!Begin(context, reply)) return;
-  abi::EntryOut entry{};
+  wire::EntryOut entry{};
   int error = 0;
   {
     std::lock_guard lock(mu_);
@@ -842,7 +842,7 @@ void MemFs::Link(const RequestContext& context, const op::Link& args, EntryReply
 
 void MemFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
   if (!Begin(context, reply)) return;
-  abi::OpenOut open{};
+  wire::OpenOut open{};
   int error = 0;
   {
     std::lock_guard lock(mu_);
@@ -853,8 +853,8 @@ void MemFs::Open(const RequestContext& context, const op::Open& args, OpenReply 
 
 void MemFs::Create(const RequestContext& context, const op::Create& args, CreateReply reply) {
   if (!Begin(context, reply)) return;
-  abi::EntryOut entry{};
-  abi::OpenOut open{};
+  wire::EntryOut entry{};
+  wire::OpenOut open{};
   int error = 0;
   {
     std::lock_guard lock(mu_);
@@ -903,7 +903,7 @@ void MemFs::Fsync(const RequestContext& context, const op::Fsync& /*args*/, Empt
 
 void MemFs::Statfs(const RequestContext& context, const op::Statfs& /*args*/, StatfsReply reply) {
   if (!Begin(context, reply)) return;
-  abi::Kstatfs stats{};
+  wire::Kstatfs stats{};
   {
     std::lock_guard lock(mu_);
     stats = FilesystemStats();
@@ -913,7 +913,7 @@ void MemFs::Statfs(const RequestContext& context, const op::Statfs& /*args*/, St
 
 void MemFs::Opendir(const RequestContext& context, const op::Opendir& /*args*/, OpenReply reply) {
   if (!Begin(context, reply)) return;
-  abi::OpenOut open{};
+  wire::OpenOut open{};
   int error = 0;
   {
     std::lock_guard lock(mu_);

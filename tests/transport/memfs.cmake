@@ -3,7 +3,7 @@
 # this file so that it works from any including directory.
 add_library(ringfuse_memfs STATIC ${CMAKE_CURRENT_LIST_DIR}/memfs.cc)
 target_link_libraries(ringfuse_memfs
-  PUBLIC ringfuse::protocol absl::synchronization
+  PUBLIC ringfuse_internal absl::synchronization
   PRIVATE ringfuse_warnings)
 
 add_executable(memfs_tests ${CMAKE_CURRENT_LIST_DIR}/memfs_test.cc)

@@ -27,7 +27,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "protocol/handler.h"
+#include "ringfuse/handler.h"
 
 namespace ringfuse::testing {
 
@@ -39,7 +39,7 @@ class MemFs : public Handler {
     // Zero: a missing name is answered with ENOENT. Otherwise with a negative entry (nodeid 0)
     // that the kernel caches for this long.
     Timeout negative{0, 0};
-    // FOPEN_* flags for every OPEN and CREATE, e.g. abi::kFopenDirectIo to force reads through.
+    // FOPEN_* flags for every OPEN and CREATE, e.g. wire::kFopenDirectIo to force reads through.
     uint32_t open_flags = 0;
   };
 
@@ -156,11 +156,11 @@ class MemFs : public Handler {
   };
 
   static uint64_t SizeOf(const Inode& inode);
-  static abi::Attr AttrOf(const Inode& inode);
+  static wire::Attr AttrOf(const Inode& inode);
   static void MoveUnder(Inode& child, Inode& from, Inode& to);
   static int CheckResizable(const Inode& inode, uint64_t size);
   static void Resize(Inode& inode, uint64_t size);
-  static int SetAttributes(Inode& inode, const abi::SetattrIn& in);
+  static int SetAttributes(Inode& inode, const wire::SetattrIn& in);
 
   // Counts the request and runs the hook.
   void Enter(Opcode opcode);
@@ -169,7 +169,7 @@ class MemFs : public Handler {
   template <typename Reply>
   bool Begin(const RequestContext& context, Reply& reply);
   uint64_t AddFromTest(uint64_t parent, std::string_view name, const NodeSpec& spec);
-  void ReadDirectory(const RequestContext& context, const abi::ReadIn& in, bool plus,
+  void ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
                      DataReply reply);
 
   // Everything below runs with mu_ held. Those returning int return 0 or an errno.
@@ -179,12 +179,12 @@ class MemFs : public Handler {
   // 0 when `parent` is missing or has no such entry.
   uint64_t ChildOf(uint64_t parent, std::string_view name) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An entry for the kernel, which takes a lookup reference with it.
-  abi::EntryOut EntryForKernel(Inode& inode) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  wire::EntryOut EntryForKernel(Inode& inode) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int AddChild(uint64_t parent, std::string_view name, const NodeSpec& spec, uint64_t* nodeid)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int LookupChild(uint64_t parent, std::string_view name, abi::EntryOut* entry)
+  int LookupChild(uint64_t parent, std::string_view name, wire::EntryOut* entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int MakeNode(uint64_t parent, std::string_view name, const NodeSpec& spec, abi::EntryOut* entry)
+  int MakeNode(uint64_t parent, std::string_view name, const NodeSpec& spec, wire::EntryOut* entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetNode(uint64_t nodeid, uint64_t nlookup) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReclaimIfUnused(const Inode& inode) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -198,23 +198,23 @@ class MemFs : public Handler {
   void ExchangeEntries(Inode& from, uint64_t& source_slot, Inode& to, uint64_t& target_slot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int LinkNode(uint64_t nodeid, uint64_t new_parent, std::string_view new_name,
-               abi::EntryOut* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+               wire::EntryOut* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   uint64_t NewHandle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int CheckHandle(uint64_t fh) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int OpenFile(uint64_t nodeid, uint32_t flags, abi::OpenOut* open)
+  int OpenFile(uint64_t nodeid, uint32_t flags, wire::OpenOut* open)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int CreateOrOpen(const RequestContext& context, const op::Create& args, abi::EntryOut* entry,
-                   abi::OpenOut* open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int ReadFile(uint64_t nodeid, const abi::ReadIn& in, std::string* data)
+  int CreateOrOpen(const RequestContext& context, const op::Create& args, wire::EntryOut* entry,
+                   wire::OpenOut* open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int ReadFile(uint64_t nodeid, const wire::ReadIn& in, std::string* data)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int WriteFile(uint64_t nodeid, const op::Write& args) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  abi::Kstatfs FilesystemStats() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int SeekDataOrHole(uint64_t nodeid, const abi::LseekIn& in, uint64_t* offset)
+  wire::Kstatfs FilesystemStats() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int SeekDataOrHole(uint64_t nodeid, const wire::LseekIn& in, uint64_t* offset)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  int OpenDir(uint64_t nodeid, abi::OpenOut* open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int FillDirectory(uint64_t nodeid, const abi::ReadIn& in, bool plus, DirentPacker& packer)
+  int OpenDir(uint64_t nodeid, wire::OpenOut* open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int FillDirectory(uint64_t nodeid, const wire::ReadIn& in, bool plus, DirentPacker& packer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Inode& DotDot(Inode& dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool PackEntry(DirentPacker& packer, bool plus, uint64_t cookie, Inode& inode,
@@ -236,7 +236,7 @@ class MemFs : public Handler {
 
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Inode> inodes_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_nodeid_ ABSL_GUARDED_BY(mu_) = abi::kRootId + 1;
+  uint64_t next_nodeid_ ABSL_GUARDED_BY(mu_) = wire::kRootId + 1;
   std::set<uint64_t> handles_ ABSL_GUARDED_BY(mu_);  // open file and directory handles
   uint64_t next_fh_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::pair<uint64_t, std::string>, uint64_t> lookups_ ABSL_GUARDED_BY(mu_);

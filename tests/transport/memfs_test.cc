@@ -100,10 +100,10 @@ class FakeKernel {
 
   // INIT from a 7.45 kernel offering what the tests rely on (SETXATTR_EXT among them).
   void Init() {
-    const uint64_t flags = abi::init_flag::kAsyncRead | abi::init_flag::kBigWrites |
-                           abi::init_flag::kAtomicOTrunc | abi::init_flag::kDoReaddirplus |
-                           abi::init_flag::kMaxPages | abi::init_flag::kSetxattrExt |
-                           abi::init_flag::kInitExt;
+    const uint64_t flags = wire::init_flag::kAsyncRead | wire::init_flag::kBigWrites |
+                           wire::init_flag::kAtomicOTrunc | wire::init_flag::kDoReaddirplus |
+                           wire::init_flag::kMaxPages | wire::init_flag::kSetxattrExt |
+                           wire::init_flag::kInitExt;
     Wire body;
     body.U32(7).U32(45).U32(1 << 20).U32(static_cast<uint32_t>(flags));
     body.U32(static_cast<uint32_t>(flags >> 32)).Zeros(44);
@@ -421,17 +421,17 @@ TEST_F(MemFsTest, ReadWithUnknownHandleIsEbadf) {
 TEST_F(MemFsTest, SetattrTruncatesAndExtendsWithZeros) {
   const uint64_t id = fs_.AddFile(kRoot, "f", "0123456789");
 
-  DecodedAttr attr = Attr(kernel_.Setattr(id, {.valid = abi::kFattrSize, .size = 4}));
+  DecodedAttr attr = Attr(kernel_.Setattr(id, {.valid = wire::kFattrSize, .size = 4}));
   EXPECT_EQ(attr.size, 4u);
   EXPECT_EQ(fs_.Contents(id), "0123");
 
-  attr = Attr(kernel_.Setattr(id, {.valid = abi::kFattrSize, .size = 1500}));
+  attr = Attr(kernel_.Setattr(id, {.valid = wire::kFattrSize, .size = 1500}));
   EXPECT_EQ(attr.size, 1500u);
   EXPECT_EQ(attr.blocks, 3u);
   EXPECT_EQ(fs_.Contents(id), "0123" + std::string(1496, '\0'));
 
   const uint64_t dir = fs_.AddDir(kRoot, "d");
-  EXPECT_EQ(kernel_.Setattr(dir, {.valid = abi::kFattrSize, .size = 0}).error, -EISDIR);
+  EXPECT_EQ(kernel_.Setattr(dir, {.valid = wire::kFattrSize, .size = 0}).error, -EISDIR);
 }
 
 TEST_F(MemFsTest, SetattrSetsModeOwnersTimesAndBumpsCtime) {
@@ -439,14 +439,14 @@ TEST_F(MemFsTest, SetattrSetsModeOwnersTimesAndBumpsCtime) {
   timespec before{};
   clock_gettime(CLOCK_REALTIME, &before);
 
-  const DecodedAttr attr =
-      Attr(kernel_.Setattr(id, {.valid = abi::kFattrMode | abi::kFattrUid | abi::kFattrGid |
-                                         abi::kFattrAtime | abi::kFattrMtime | abi::kFattrMtimeNow,
-                                .atime = 1000,
-                                .atimensec = 5,
-                                .mode = S_IFDIR | 04711,  // the type bits cannot change
-                                .uid = 77,
-                                .gid = 88}));
+  const DecodedAttr attr = Attr(
+      kernel_.Setattr(id, {.valid = wire::kFattrMode | wire::kFattrUid | wire::kFattrGid |
+                                    wire::kFattrAtime | wire::kFattrMtime | wire::kFattrMtimeNow,
+                           .atime = 1000,
+                           .atimensec = 5,
+                           .mode = S_IFDIR | 04711,  // the type bits cannot change
+                           .uid = 77,
+                           .gid = 88}));
   EXPECT_EQ(attr.mode, S_IFREG | 04711u);
   EXPECT_EQ(attr.uid, 77u);
   EXPECT_EQ(attr.gid, 88u);

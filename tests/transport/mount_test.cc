@@ -39,7 +39,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "protocol/dispatcher.h"
-#include "protocol/handler.h"
+#include "ringfuse/handler.h"
 #include "tests/transport/kernel_fixture.h"
 #include "transport/dev_fuse.h"
 #include "transport/log.h"
@@ -149,7 +149,7 @@ class WritevReplyChannel : public ReplyChannel {
 
   void SendReply(const ReplyTarget& target, int32_t error,
                  std::span<const ConstBytes> body) override {
-    abi::OutHeader header{sizeof(abi::OutHeader), error, target.unique};
+    wire::OutHeader header{sizeof(wire::OutHeader), error, target.unique};
     std::vector<iovec> parts = {{&header, sizeof(header)}};
     for (const ConstBytes part : body) {
       parts.push_back({const_cast<std::byte*>(part.data()), part.size()});

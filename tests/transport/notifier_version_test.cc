@@ -1,7 +1,7 @@
 // Notifications a kernel is too old for fail with a clear error and are never written. No
 // kernel needed: the fd is invalid, so anything that did reach it would fail differently.
 #include "gtest/gtest.h"
-#include "transport/notifier.h"
+#include "ringfuse/notifier.h"
 
 namespace ringfuse {
 namespace {

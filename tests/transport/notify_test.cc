@@ -3,7 +3,7 @@
 // MemFs answers with long entry and attribute timeouts, so the kernel caches what it is told; the
 // tests then change the tree behind the kernel's back and show that the mount keeps the stale view
 // until the notification arrives (the negative control), and sees the server's truth after it.
-#include "protocol/notify.h"
+#include "ringfuse/notify.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -153,7 +153,7 @@ class PollFs : public MemFs {
     uint32_t revents;
     {
       std::lock_guard lock(mu_);
-      if ((args.in.flags & abi::kPollScheduleNotify) != 0) kernel_handle_ = args.in.kh;
+      if ((args.in.flags & wire::kPollScheduleNotify) != 0) kernel_handle_ = args.in.kh;
       revents = readable_ ? POLLIN : 0;
     }
     reply.Ok(revents);
@@ -367,7 +367,7 @@ class Notify : public TransportTest {
 TEST_P(Notify, InvalInodeRefreshesCachedAttributes) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "f", "abc");
+  const uint64_t file = fs->AddFile(wire::kRootId, "f", "abc");
   EXPECT_EQ(Stat("f").size, 3);
   fs->SetContents(file, "abcdef");
   EXPECT_EQ(Stat("f").size, 3) << "the kernel should still trust its cached attributes";
@@ -377,10 +377,10 @@ TEST_P(Notify, InvalInodeRefreshesCachedAttributes) {
 }
 
 TEST_P(Notify, InvalInodeDropsCachedPages) {
-  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(abi::kFopenKeepCache)));
+  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(wire::kFopenKeepCache)));
   ASSERT_NE(fs, nullptr);
   // Same length: the cached size must not be what hides the new bytes.
-  const uint64_t file = fs->AddFile(abi::kRootId, "f", "old-data");
+  const uint64_t file = fs->AddFile(wire::kRootId, "f", "old-data");
   EXPECT_EQ(Read("f"), "old-data");
   fs->SetContents(file, "new-data");
   EXPECT_EQ(Read("f"), "old-data") << "keep_cache should serve the second read from the cache";
@@ -394,7 +394,7 @@ TEST_P(Notify, InvalInodeDropsCachedPages) {
 TEST_P(Notify, InvalInodeOfUncachedNodeIsNotFound) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "never-looked-up", "x");
+  const uint64_t file = fs->AddFile(wire::kRootId, "never-looked-up", "x");
   EXPECT_TRUE(absl::IsNotFound(notifier().InvalInode(file)));
 }
 
@@ -403,34 +403,34 @@ TEST_P(Notify, InvalInodeOfUncachedNodeIsNotFound) {
 TEST_P(Notify, InvalEntryDropsCachedName) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  fs->AddFile(abi::kRootId, "f", "x");
+  fs->AddFile(wire::kRootId, "f", "x");
   EXPECT_EQ(Stat("f").error, 0);
-  ASSERT_TRUE(fs->Remove(abi::kRootId, "f"));
+  ASSERT_TRUE(fs->Remove(wire::kRootId, "f"));
   EXPECT_EQ(Stat("f").error, 0) << "the kernel should still trust its cached entry";
 
-  ASSERT_TRUE(notifier().InvalEntry(abi::kRootId, "f").ok());
+  ASSERT_TRUE(notifier().InvalEntry(wire::kRootId, "f").ok());
   EXPECT_EQ(Stat("f").error, ENOENT);
 }
 
 TEST_P(Notify, InvalEntryExpireOnlyForcesFreshLookup) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  fs->AddFile(abi::kRootId, "f", "x");
+  fs->AddFile(wire::kRootId, "f", "x");
   EXPECT_EQ(Stat("f").error, 0);
-  ASSERT_TRUE(fs->Remove(abi::kRootId, "f"));
+  ASSERT_TRUE(fs->Remove(wire::kRootId, "f"));
   EXPECT_EQ(Stat("f").error, 0) << "the kernel should still trust its cached entry";
-  EXPECT_EQ(fs->LookupCount(abi::kRootId, "f"), 1u);
+  EXPECT_EQ(fs->LookupCount(wire::kRootId, "f"), 1u);
 
-  ASSERT_TRUE(notifier().InvalEntry(abi::kRootId, "f", /*expire_only=*/true).ok());
+  ASSERT_TRUE(notifier().InvalEntry(wire::kRootId, "f", /*expire_only=*/true).ok());
   EXPECT_EQ(Stat("f").error, ENOENT);
-  EXPECT_GE(fs->LookupCount(abi::kRootId, "f"), 2u);
+  EXPECT_GE(fs->LookupCount(wire::kRootId, "f"), 2u);
 }
 
 TEST_P(Notify, InvalEntryOfUncachedNameIsNotFound) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  fs->AddFile(abi::kRootId, "never-looked-up", "x");
-  EXPECT_TRUE(absl::IsNotFound(notifier().InvalEntry(abi::kRootId, "never-looked-up")));
+  fs->AddFile(wire::kRootId, "never-looked-up", "x");
+  EXPECT_TRUE(absl::IsNotFound(notifier().InvalEntry(wire::kRootId, "never-looked-up")));
 }
 
 // ---- DELETE ----
@@ -438,39 +438,39 @@ TEST_P(Notify, InvalEntryOfUncachedNameIsNotFound) {
 TEST_P(Notify, DeleteDropsNameOfMatchingChild) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "f", "x");
+  const uint64_t file = fs->AddFile(wire::kRootId, "f", "x");
   EXPECT_EQ(Stat("f").error, 0);
-  ASSERT_TRUE(fs->Remove(abi::kRootId, "f"));
+  ASSERT_TRUE(fs->Remove(wire::kRootId, "f"));
   EXPECT_EQ(Stat("f").error, 0) << "the kernel should still trust its cached entry";
 
-  ASSERT_TRUE(notifier().Delete(abi::kRootId, file, "f").ok());
+  ASSERT_TRUE(notifier().Delete(wire::kRootId, file, "f").ok());
   EXPECT_EQ(Stat("f").error, ENOENT);
 }
 
 TEST_P(Notify, DeleteWithWrongChildIsNotFoundYetDropsTheName) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  fs->AddFile(abi::kRootId, "f", "x");
-  const uint64_t other = fs->AddFile(abi::kRootId, "other", "y");
+  fs->AddFile(wire::kRootId, "f", "x");
+  const uint64_t other = fs->AddFile(wire::kRootId, "other", "y");
   EXPECT_EQ(Stat("f").error, 0);
   EXPECT_EQ(Stat("other").error, 0);
 
-  EXPECT_TRUE(absl::IsNotFound(notifier().Delete(abi::kRootId, other, "f")));
+  EXPECT_TRUE(absl::IsNotFound(notifier().Delete(wire::kRootId, other, "f")));
   EXPECT_EQ(Stat("f").error, 0);
   EXPECT_EQ(Stat("other").error, 0);
   // Linux 6.18 invalidates the dentry before it compares the child's id
   // (fuse_reverse_inval_entry), so even a refused DELETE costs the name its cache entry; the
   // other name keeps its own.
-  EXPECT_EQ(fs->LookupCount(abi::kRootId, "f"), 2u);
-  EXPECT_EQ(fs->LookupCount(abi::kRootId, "other"), 1u);
+  EXPECT_EQ(fs->LookupCount(wire::kRootId, "f"), 2u);
+  EXPECT_EQ(fs->LookupCount(wire::kRootId, "other"), 1u);
 }
 
 // ---- STORE and RETRIEVE ----
 
 TEST_P(Notify, StoreFillsPageCacheWithoutRead) {
-  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(abi::kFopenKeepCache)));
+  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(wire::kFopenKeepCache)));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "f", "server!!");
+  const uint64_t file = fs->AddFile(wire::kRootId, "f", "server!!");
   EXPECT_EQ(Stat("f").size, 8);  // the kernel must know the inode to store into it
 
   // The whole file from offset 0: the kernel marks the page up to date.
@@ -482,16 +482,16 @@ TEST_P(Notify, StoreFillsPageCacheWithoutRead) {
 }
 
 TEST_P(Notify, StoreIntoUncachedNodeIsNotFound) {
-  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(abi::kFopenKeepCache)));
+  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(wire::kFopenKeepCache)));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "never-looked-up", "x");
+  const uint64_t file = fs->AddFile(wire::kRootId, "never-looked-up", "x");
   EXPECT_TRUE(absl::IsNotFound(notifier().Store(file, 0, AsBytes(std::string_view("y")))));
 }
 
 TEST_P(Notify, RetrieveReturnsCachedBytes) {
-  RetrieveFs* fs = Serve(std::make_unique<RetrieveFs>(Caching(abi::kFopenKeepCache)));
+  RetrieveFs* fs = Serve(std::make_unique<RetrieveFs>(Caching(wire::kFopenKeepCache)));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "f", "cached bytes");
+  const uint64_t file = fs->AddFile(wire::kRootId, "f", "cached bytes");
   EXPECT_EQ(Read("f"), "cached bytes");
   // Only the kernel still has these bytes: a retrieve served from the server would differ.
   fs->SetContents(file, "the server moved on");
@@ -513,9 +513,9 @@ TEST_P(Notify, RetrieveReturnsCachedBytes) {
 }
 
 TEST_P(Notify, RetrieveOfUncachedNodeIsNotFound) {
-  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(abi::kFopenKeepCache)));
+  MemFs* fs = Serve(std::make_unique<MemFs>(Caching(wire::kFopenKeepCache)));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "never-looked-up", "x");
+  const uint64_t file = fs->AddFile(wire::kRootId, "never-looked-up", "x");
   EXPECT_TRUE(absl::IsNotFound(notifier().Retrieve(file, 0, 4096).status()));
 }
 
@@ -524,7 +524,7 @@ TEST_P(Notify, RetrieveOfUncachedNodeIsNotFound) {
 TEST_P(Notify, PollWakesWaitingClient) {
   PollFs* fs = Serve(std::make_unique<PollFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  fs->AddFile(abi::kRootId, "f", "x");
+  fs->AddFile(wire::kRootId, "f", "x");
   constexpr milliseconds kPollTimeout = 30s;  // far longer than the test waits
   std::future<PollResult> polled =
       Client([path = Path("f"), kPollTimeout] { return PollForInput(path, kPollTimeout); });
@@ -556,7 +556,7 @@ TEST_P(Notify, ResendDeliversHeldRequestAgain) {
   session.transport_options.workers = 2;  // one to hold the request, one to take the resent copy
   HoldingFs* fs = Serve(std::make_unique<HoldingFs>(options), session);
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "f", "data");
+  const uint64_t file = fs->AddFile(wire::kRootId, "f", "data");
   ASSERT_EQ(Stat("f").error, 0);  // looked up now, so that the next stat is a lone GETATTR
 
   fs->Hold(file);
@@ -585,7 +585,7 @@ TEST_P(Notify, ResendDeliversHeldRequestAgain) {
 TEST_P(Notify, IncEpochForcesFreshLookupOfEveryName) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  const uint64_t dir = fs->AddDir(abi::kRootId, "d");
+  const uint64_t dir = fs->AddDir(wire::kRootId, "d");
   const std::vector<std::string> names = Numbered("file-", 8000);
   for (const std::string& name : names) ASSERT_NE(fs->AddFile(dir, name, ""), 0u);
 
@@ -597,7 +597,7 @@ TEST_P(Notify, IncEpochForcesFreshLookupOfEveryName) {
   ASSERT_TRUE(notifier().IncEpoch().ok());
   ASSERT_EQ(StatEach("d", names), 0u);
   EXPECT_TRUE(EveryLookupCountIs(*fs, dir, names, 2));
-  EXPECT_EQ(fs->LookupCount(abi::kRootId, "d"), 2u);
+  EXPECT_EQ(fs->LookupCount(wire::kRootId, "d"), 2u);
 }
 
 // ---- PRUNE ----
@@ -605,10 +605,10 @@ TEST_P(Notify, IncEpochForcesFreshLookupOfEveryName) {
 TEST_P(Notify, PruneMakesKernelForgetUnusedInode) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  const uint64_t file = fs->AddFile(abi::kRootId, "f", "x");
+  const uint64_t file = fs->AddFile(wire::kRootId, "f", "x");
   EXPECT_EQ(Stat("f").error, 0);
   EXPECT_EQ(Stat("f").error, 0);
-  EXPECT_EQ(fs->LookupCount(abi::kRootId, "f"), 1u);
+  EXPECT_EQ(fs->LookupCount(wire::kRootId, "f"), 1u);
   EXPECT_EQ(fs->KernelRefs(file), 1u);
 
   const uint64_t nodeids[] = {file};
@@ -616,7 +616,7 @@ TEST_P(Notify, PruneMakesKernelForgetUnusedInode) {
   EXPECT_TRUE(WaitUntil([&] { return fs->KernelRefs(file) == 0; }, 5s))
       << "no FORGET for the pruned inode";
   EXPECT_EQ(Stat("f").error, 0);
-  EXPECT_EQ(fs->LookupCount(abi::kRootId, "f"), 2u);
+  EXPECT_EQ(fs->LookupCount(wire::kRootId, "f"), 2u);
 }
 
 // ---- Batches ----
@@ -624,7 +624,7 @@ TEST_P(Notify, PruneMakesKernelForgetUnusedInode) {
 TEST_P(Notify, BatchInvalidatesEveryCachedName) {
   MemFs* fs = Serve(std::make_unique<MemFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  const uint64_t dir = fs->AddDir(abi::kRootId, "d");
+  const uint64_t dir = fs->AddDir(wire::kRootId, "d");
   const std::vector<std::string> names = Numbered("file-", 1000);
   for (const std::string& name : names) ASSERT_NE(fs->AddFile(dir, name, ""), 0u);
   ASSERT_EQ(StatEach("d", names), 0u);
@@ -652,15 +652,15 @@ TEST_P(Notify, BatchReportsEachAnswerInPlace) {
   ASSERT_NE(fs, nullptr);
   const std::vector<std::string> cached = Numbered("cached-", 50);
   const std::vector<std::string> uncached = Numbered("uncached-", 50);
-  for (const std::string& name : cached) fs->AddFile(abi::kRootId, name, "");
-  for (const std::string& name : uncached) fs->AddFile(abi::kRootId, name, "");
+  for (const std::string& name : cached) fs->AddFile(wire::kRootId, name, "");
+  for (const std::string& name : uncached) fs->AddFile(wire::kRootId, name, "");
   ASSERT_EQ(StatEach(".", cached), 0u);
 
   // Alternating: even positions name cached entries, odd ones entries the kernel never saw.
   std::vector<Notification> batch;
   for (size_t i = 0; i < cached.size(); ++i) {
     for (const std::string* name : {&cached[i], &uncached[i]}) {
-      absl::StatusOr<Notification> inval = EncodeNotifyInvalEntry(abi::kRootId, *name);
+      absl::StatusOr<Notification> inval = EncodeNotifyInvalEntry(wire::kRootId, *name);
       ASSERT_TRUE(inval.ok()) << inval.status();
       batch.push_back(*inval);
     }
@@ -681,7 +681,7 @@ TEST_P(Notify, BatchReportsEachAnswerInPlace) {
 TEST_P(Notify, QueuedFromHandlerDoesNotDeadlock) {
   NotifyingMkdirFs* fs = Serve(std::make_unique<NotifyingMkdirFs>(Caching()));
   ASSERT_NE(fs, nullptr);
-  const uint64_t dir = fs->AddDir(abi::kRootId, "d");
+  const uint64_t dir = fs->AddDir(wire::kRootId, "d");
   fs->AddFile(dir, "cached", "x");
   ASSERT_EQ(Stat("d/cached").error, 0);
   fs->InvalidateOnMkdir(&notifier(), "cached");

@@ -27,9 +27,9 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "ringfuse/session.h"
 #include "tests/transport/kernel_fixture.h"
 #include "tests/transport/memfs.h"
-#include "transport/session.h"
 
 namespace ringfuse::testing {
 namespace {
@@ -195,7 +195,7 @@ class Requests : public TransportTest {
 
   void TearDown() override { fs_.SetBeforeOp(nullptr); }
 
-  void Abort() { (void)AbortConnection(mount_->session().mount().connection_id()); }
+  void Abort() { (void)AbortConnection(mount_->session().connection_id()); }
 
   MemFs fs_;
   std::unique_ptr<ServedMount> mount_;
@@ -208,7 +208,7 @@ class Requests : public TransportTest {
 // waits on the page, and a signal then sends no INTERRUPT (checked: the read completed once the
 // hook let go); a direct-I/O READ would.
 TEST_P(Requests, InterruptReachesTheHandlerOfTheHeldRequest) {
-  fs_.AddFile(abi::kRootId, "file", "contents");
+  fs_.AddFile(wire::kRootId, "file", "contents");
   struct stat st;
   ASSERT_EQ(::stat(mount_->Path("file").c_str(), &st), 0);  // the LOOKUP, not held
 
@@ -247,7 +247,7 @@ TEST_P(Requests, ForgetAndBatchForgetReturnEveryLookupReference) {
   constexpr int kFiles = 300;
   std::vector<uint64_t> nodes;
   for (int i = 0; i < kFiles; ++i) {
-    nodes.push_back(fs_.AddFile(abi::kRootId, "f" + std::to_string(i), ""));
+    nodes.push_back(fs_.AddFile(wire::kRootId, "f" + std::to_string(i), ""));
   }
   for (int i = 0; i < kFiles; ++i) {
     struct stat st;
@@ -346,7 +346,7 @@ TEST_F(RequestsTransportChoice, AutoPicksUringCmdWhenTheKernelOffersRings) {
 TEST(RequestsOverUring, QueueDepthFourServesManyClientsWithoutAHang) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   MemFs fs(MemFs::Options{.entry = {0, 0}, .attr = {0, 0}});
-  fs.AddFile(abi::kRootId, "shared", "data");
+  fs.AddFile(wire::kRootId, "shared", "data");
   SessionOptions options;
   options.transport_options.queue_depth = 4;
   absl::StatusOr<std::unique_ptr<ServedMount>> mount =
@@ -360,9 +360,8 @@ TEST(RequestsOverUring, QueueDepthFourServesManyClientsWithoutAHang) {
       if (::stat(path.c_str(), &st) != 0) ++failures;
     }
   });
-  const bool finished = clients.JoinWithin(milliseconds(60000), [&] {
-    (void)AbortConnection((*mount)->session().mount().connection_id());
-  });
+  const bool finished = clients.JoinWithin(
+      milliseconds(60000), [&] { (void)AbortConnection((*mount)->session().connection_id()); });
   ASSERT_TRUE(finished) << "clients hung";
   EXPECT_EQ(failures.load(), 0);
   EXPECT_GE(fs.RequestCount(Opcode::kLookup), 8u * 500u);
@@ -379,7 +378,7 @@ TEST(RequestsOverUringCmd, RingRequestsAreHandledOnPinnedThreads) {
   if (!on.ok()) GTEST_SKIP() << on.reason();
   const int process_cpus = CpusIn(AffinityOfThisThread());
   MemFs fs(MemFs::Options{.entry = {0, 0}, .attr = {0, 0}});
-  for (int i = 0; i < 20; ++i) fs.AddFile(abi::kRootId, "f" + std::to_string(i), "");
+  for (int i = 0; i < 20; ++i) fs.AddFile(wire::kRootId, "f" + std::to_string(i), "");
   absl::StatusOr<std::unique_ptr<ServedMount>> mount =
       ServedMount::Start(fs, TransportKind::kUringCmd);
   ASSERT_TRUE(mount.ok()) << mount.status();

@@ -28,10 +28,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "ringfuse/session.h"
+#include "ringfuse/signals.h"
 #include "tests/transport/kernel_fixture.h"
 #include "tests/transport/memfs.h"
-#include "transport/session.h"
-#include "transport/signals.h"
 
 namespace ringfuse::testing {
 namespace {
@@ -121,7 +121,7 @@ void WriteLine(int fd, const std::string& line) {
 [[noreturn]] void ServeInChild(const DaemonSpec& spec, const std::string& mountpoint, int report) {
   StopSignals signals;
   MemFs fs;
-  fs.AddFile(abi::kRootId, "file", "contents");
+  fs.AddFile(wire::kRootId, "file", "contents");
   if (spec.hold_opens) {
     fs.SetBeforeOp([report](Opcode opcode) {
       if (opcode != Opcode::kOpen) return;
@@ -137,7 +137,7 @@ void WriteLine(int fd, const std::string& line) {
     WriteLine(report, "error " + session.status().ToString());
     ::_exit(1);
   }
-  WriteLine(report, absl::StrFormat("ready %u", (*session)->mount().connection_id()));
+  WriteLine(report, absl::StrFormat("ready %u", (*session)->connection_id()));
   signals.Wait(**session);
   session->reset();
   ::_exit(0);
@@ -236,7 +236,7 @@ class Teardown : public TransportTest {
   void SetUp() override {
     TransportTest::SetUp();
     if (IsSkipped()) return;
-    fs_.AddFile(abi::kRootId, "file", "contents");
+    fs_.AddFile(wire::kRootId, "file", "contents");
   }
 
   void StartMount() {
@@ -263,7 +263,7 @@ class Teardown : public TransportTest {
     return MillisecondsSince(start);
   }
 
-  void Abort() { (void)AbortConnection(mount_->session().mount().connection_id()); }
+  void Abort() { (void)AbortConnection(mount_->session().connection_id()); }
 
   MemFs fs_;
   std::unique_ptr<ServedMount> mount_;
@@ -338,7 +338,7 @@ TEST_P(Teardown, StopEndsTheConnectionWhileAClientHoldsAFileOpen) {
 TEST_P(Teardown, AbortThroughFusectlEndsTheSession) {
   ASSERT_NO_FATAL_FAILURE(StartMount());
   const auto start = Clock::now();
-  ASSERT_TRUE(AbortConnection(mount_->session().mount().connection_id()).ok());
+  ASSERT_TRUE(AbortConnection(mount_->session().connection_id()).ok());
   const long ms = EndedAfter(start);
   Report("abort through fusectl", GetParam(), ms);
   ASSERT_GE(ms, 0) << "the session did not end";

@@ -6,18 +6,21 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "protocol/abi.h"
+#include "ringfuse/export.h"
+#include "ringfuse/wire.h"
+
+RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
 // What the server would like. Flags the kernel does not offer are dropped, except those listed in
 // `required_flags`, whose absence fails the negotiation with a message naming them.
 struct InitWishes {
-  uint64_t flags = abi::init_flag::kAsyncRead | abi::init_flag::kBigWrites |
-                   abi::init_flag::kMaxPages | abi::init_flag::kParallelDirops |
-                   abi::init_flag::kAtomicOTrunc | abi::init_flag::kDoReaddirplus |
-                   abi::init_flag::kReaddirplusAuto | abi::init_flag::kAsyncDio |
-                   abi::init_flag::kSetxattrExt;
+  uint64_t flags = wire::init_flag::kAsyncRead | wire::init_flag::kBigWrites |
+                   wire::init_flag::kMaxPages | wire::init_flag::kParallelDirops |
+                   wire::init_flag::kAtomicOTrunc | wire::init_flag::kDoReaddirplus |
+                   wire::init_flag::kReaddirplusAuto | wire::init_flag::kAsyncDio |
+                   wire::init_flag::kSetxattrExt;
   uint64_t required_flags = 0;
   uint32_t max_write = 1 << 20;      // bytes; rounded down to whole pages, at least one page
   uint32_t max_readahead = 1 << 20;  // bytes; never more than the kernel offers
@@ -51,13 +54,13 @@ struct Negotiated {
 };
 
 struct InitResult {
-  abi::InitOut reply;
+  wire::InitOut reply;
   Negotiated agreed;
 };
 
 // Fails for a major version other than 7, a kernel older than 7.31, a required flag the kernel
 // does not offer, or wishes out of range; every message names the value and what to do.
-absl::StatusOr<InitResult> Negotiate(const abi::InitIn& kernel, const InitWishes& wishes);
+absl::StatusOr<InitResult> Negotiate(const wire::InitIn& kernel, const InitWishes& wishes);
 
 // Bytes of fuse_init_out to send back for a kernel speaking `kernel_minor`.
 size_t InitOutSize(uint32_t kernel_minor);
@@ -66,3 +69,5 @@ size_t InitOutSize(uint32_t kernel_minor);
 std::string InitFlagNames(uint64_t flags);
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -9,6 +9,10 @@
 
 #include <initializer_list>
 
+#include "ringfuse/export.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
 namespace ringfuse {
 
 class Session;
@@ -27,3 +31,5 @@ class StopSignals {
 };
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -1,4 +1,4 @@
-// The FUSE kernel ABI, protocol 7.45 (Linux 6.18), defined by ringfuse itself.
+// The FUSE kernel ABI (the wire format), protocol 7.45 (Linux 6.18), defined by ringfuse itself.
 //
 // Debian 12's <linux/fuse.h> stops at 7.38, so the project owns these definitions. Every struct is
 // plain data in the kernel's layout; sizes and field offsets are pinned by static_asserts below and
@@ -10,7 +10,11 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace ringfuse::abi {
+#include "ringfuse/export.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
+namespace ringfuse::wire {
 
 inline constexpr uint32_t kKernelMajor = 7;
 inline constexpr uint32_t kKernelMinor = 45;
@@ -1025,4 +1029,6 @@ RINGFUSE_AT(UringCmdReq, padding, 18);
 #undef RINGFUSE_PIN
 #undef RINGFUSE_AT
 
-}  // namespace ringfuse::abi
+}  // namespace ringfuse::wire
+
+RINGFUSE_PUBLIC_END

@@ -12,8 +12,11 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "protocol/abi.h"
-#include "protocol/bytes.h"
+#include "ringfuse/bytes.h"
+#include "ringfuse/export.h"
+#include "ringfuse/wire.h"
+
+RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
@@ -21,7 +24,7 @@ class Notification {
  public:
   static constexpr size_t kMaxParts = 3;  // head, then up to two variable parts
 
-  abi::NotifyCode code() const { return code_; }
+  wire::NotifyCode code() const { return code_; }
   size_t size() const;
   // The message as consecutive parts; returns how many of `parts` were filled.
   size_t Gather(std::array<ConstBytes, kMaxParts>& parts) const;
@@ -30,22 +33,22 @@ class Notification {
 
  private:
   friend class NotificationBuilder;
-  static constexpr size_t kMaxHead = sizeof(abi::OutHeader) + sizeof(abi::NotifyRetrieveOut);
+  static constexpr size_t kMaxHead = sizeof(wire::OutHeader) + sizeof(wire::NotifyRetrieveOut);
 
-  abi::NotifyCode code_{};
+  wire::NotifyCode code_{};
   std::array<std::byte, kMaxHead> head_{};
   size_t head_size_ = 0;
   std::array<ConstBytes, kMaxParts - 1> tail_{};
 };
 
 // The oldest protocol minor whose kernels understand a notification code.
-uint32_t NotifyMinimumMinor(abi::NotifyCode code);
-std::string_view NotifyCodeName(abi::NotifyCode code);
+uint32_t NotifyMinimumMinor(wire::NotifyCode code);
+std::string_view NotifyCodeName(wire::NotifyCode code);
 
 Notification EncodeNotifyPoll(uint64_t kernel_handle);
 // off < 0: attributes only; otherwise pages from off, len <= 0 meaning to the end.
 Notification EncodeNotifyInvalInode(uint64_t nodeid, int64_t offset, int64_t length);
-// flags: abi::kExpireOnly to expire the dentry rather than drop it (7.38+).
+// flags: wire::kExpireOnly to expire the dentry rather than drop it (7.38+).
 absl::StatusOr<Notification> EncodeNotifyInvalEntry(uint64_t parent, std::string_view name,
                                                     uint32_t flags = 0);
 absl::StatusOr<Notification> EncodeNotifyDelete(uint64_t parent, uint64_t child,
@@ -61,3 +64,5 @@ Notification EncodeNotifyIncEpoch();
 absl::StatusOr<Notification> EncodeNotifyPrune(std::span<const uint64_t> nodeids);
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -12,8 +12,11 @@
 #include <string_view>
 #include <type_traits>
 
-#include "protocol/abi.h"
-#include "protocol/bytes.h"
+#include "ringfuse/bytes.h"
+#include "ringfuse/export.h"
+#include "ringfuse/wire.h"
+
+RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
@@ -112,14 +115,14 @@ class EmptyReply : public TypedReply {
 class EntryReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(const abi::EntryOut& entry) { token_.Send({AsBytes(entry)}); }
+  void Ok(const wire::EntryOut& entry) { token_.Send({AsBytes(entry)}); }
 };
 
 // CREATE and TMPFILE.
 class CreateReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(const abi::EntryOut& entry, const abi::OpenOut& open) {
+  void Ok(const wire::EntryOut& entry, const wire::OpenOut& open) {
     token_.Send({AsBytes(entry), AsBytes(open)});
   }
 };
@@ -128,14 +131,14 @@ class CreateReply : public TypedReply {
 class AttrReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(const abi::AttrOut& attr) { token_.Send({AsBytes(attr)}); }
+  void Ok(const wire::AttrOut& attr) { token_.Send({AsBytes(attr)}); }
 };
 
 // OPEN and OPENDIR.
 class OpenReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(const abi::OpenOut& open) { token_.Send({AsBytes(open)}); }
+  void Ok(const wire::OpenOut& open) { token_.Send({AsBytes(open)}); }
 };
 
 // READ, READLINK, and READDIR/READDIRPLUS (with bytes from a DirentPacker).
@@ -159,27 +162,27 @@ class CountReply : public TypedReply {
 class StatfsReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(const abi::Kstatfs& statfs) { token_.Send({AsBytes(abi::StatfsOut{statfs})}); }
+  void Ok(const wire::Kstatfs& statfs) { token_.Send({AsBytes(wire::StatfsOut{statfs})}); }
 };
 
 // GETXATTR and LISTXATTR: the size when the caller asked for it (request size 0), else the data.
 class XattrReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Size(uint32_t size) { token_.Send({AsBytes(abi::GetxattrOut{size, 0})}); }
+  void Size(uint32_t size) { token_.Send({AsBytes(wire::GetxattrOut{size, 0})}); }
   void Data(ConstBytes data) { token_.Send({data}); }
 };
 
 class LockReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(const abi::FileLock& lock) { token_.Send({AsBytes(abi::LkOut{lock})}); }
+  void Ok(const wire::FileLock& lock) { token_.Send({AsBytes(wire::LkOut{lock})}); }
 };
 
 class BmapReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(uint64_t block) { token_.Send({AsBytes(abi::BmapOut{block})}); }
+  void Ok(uint64_t block) { token_.Send({AsBytes(wire::BmapOut{block})}); }
 };
 
 class IoctlReply : public TypedReply {
@@ -187,25 +190,25 @@ class IoctlReply : public TypedReply {
   using TypedReply::TypedReply;
   void Ok(int32_t result, ConstBytes out_data);
   // Unrestricted ioctls only: ask the kernel to retry with these buffers.
-  void Retry(std::span<const abi::IoctlIovec> in, std::span<const abi::IoctlIovec> out);
+  void Retry(std::span<const wire::IoctlIovec> in, std::span<const wire::IoctlIovec> out);
 };
 
 class PollReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(uint32_t revents) { token_.Send({AsBytes(abi::PollOut{revents, 0})}); }
+  void Ok(uint32_t revents) { token_.Send({AsBytes(wire::PollOut{revents, 0})}); }
 };
 
 class LseekReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(uint64_t offset) { token_.Send({AsBytes(abi::LseekOut{offset})}); }
+  void Ok(uint64_t offset) { token_.Send({AsBytes(wire::LseekOut{offset})}); }
 };
 
 class StatxReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
-  void Ok(const abi::StatxOut& statx) { token_.Send({AsBytes(statx)}); }
+  void Ok(const wire::StatxOut& statx) { token_.Send({AsBytes(statx)}); }
 };
 
 // Encoders from local types to the wire structs.
@@ -214,13 +217,13 @@ struct Timeout {
   uint32_t nanoseconds = 0;
 };
 
-abi::Attr AttrFromStat(const struct stat& st);
-abi::EntryOut MakeEntry(uint64_t nodeid, uint64_t generation, const abi::Attr& attr,
-                        Timeout entry_timeout, Timeout attr_timeout);
+wire::Attr AttrFromStat(const struct stat& st);
+wire::EntryOut MakeEntry(uint64_t nodeid, uint64_t generation, const wire::Attr& attr,
+                         Timeout entry_timeout, Timeout attr_timeout);
 // A negative entry: the kernel caches "no such name" for `timeout` (nodeid 0).
-abi::EntryOut MakeNegativeEntry(Timeout timeout);
-abi::AttrOut MakeAttrOut(const abi::Attr& attr, Timeout timeout);
-abi::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id = 0);
+wire::EntryOut MakeNegativeEntry(Timeout timeout);
+wire::AttrOut MakeAttrOut(const wire::Attr& attr, Timeout timeout);
+wire::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id = 0);
 
 // A whole reply message as /dev/fuse takes it: fuse_out_header then the body. Returns the bytes
 // written, or 0 when `out` is too small.
@@ -238,7 +241,7 @@ class DirentPacker {
 
   // `offset` is the cookie of the *next* entry, which the kernel passes back to continue.
   bool Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name);
-  bool AddPlus(const abi::EntryOut& entry, uint64_t offset, uint32_t type, std::string_view name);
+  bool AddPlus(const wire::EntryOut& entry, uint64_t offset, uint32_t type, std::string_view name);
 
   ConstBytes packed() const { return ConstBytes(buffer_.data(), used_); }
   size_t count() const { return count_; }
@@ -257,3 +260,5 @@ class DirentPacker {
 };
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -1,42 +1,27 @@
-// A Session is one mounted FUSE filesystem being served: it owns the mount, the dispatcher, the
-// transport and the notifier; it answers INIT, serves until the connection ends, and joins every
-// thread it started.
+// The session's internals behind ringfuse/session.h: the mount, the dispatcher, the transport
+// and the notifier, and the order they start and stop in.
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <mutex>
 
-#include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "protocol/dispatcher.h"
-#include "protocol/handler.h"
-#include "protocol/init.h"
+#include "ringfuse/session.h"
 #include "transport/dev_fuse_channel.h"
 #include "transport/log.h"
 #include "transport/mount.h"
-#include "transport/notifier.h"
 #include "transport/transport.h"
 
 namespace ringfuse {
 
-struct SessionOptions {
-  MountOptions mount;
-  TransportKind transport = TransportKind::kAuto;
-  TransportOptions transport_options;
-  InitWishes init;
-  absl::Duration init_timeout = absl::Seconds(10);  // for the kernel's INIT after mount()
-  // Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
-  RequestObserver* observer = nullptr;
-};
-
-class Session {
+class SessionImpl {
  public:
   // Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
-  static absl::StatusOr<std::unique_ptr<Session>> Start(const SessionOptions& options,
-                                                        Handler& handler);
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> Start(const SessionOptions& options,
+                                                            Handler& handler);
   // Stops (if still running) and joins.
-  ~Session();
+  ~SessionImpl();
 
   // Blocks until the connection ends: unmounted by anyone, aborted, or Stop(). Joins every
   // transport thread. Any number of threads may wait at once.
@@ -59,7 +44,7 @@ class Session {
   Notifier& notifier() { return *notifier_; }
 
  private:
-  Session(Mount mount, Handler& handler, const InitWishes& wishes);
+  SessionImpl(Mount mount, Handler& handler, const InitWishes& wishes);
 
   absl::Status ServeInit(absl::Duration timeout);
   absl::Status StartTransport(const SessionOptions& options);
@@ -76,8 +61,5 @@ class Session {
   std::once_flag stop_once_;
   std::once_flag join_once_;
 };
-
-// Writes to /sys/fs/fuse/connections/<id>/abort, mounting fusectl there first if needed.
-absl::Status AbortConnection(uint32_t connection_id);
 
 }  // namespace ringfuse

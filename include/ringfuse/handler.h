@@ -9,14 +9,17 @@
 #include <atomic>
 #include <cerrno>
 
-#include "protocol/init.h"
-#include "protocol/reply.h"
-#include "protocol/request.h"
+#include "ringfuse/export.h"
+#include "ringfuse/init.h"
+#include "ringfuse/reply.h"
+#include "ringfuse/request.h"
+
+RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
 struct RequestContext {
-  const abi::InHeader& header;
+  const wire::InHeader& header;
   const Extensions& extensions;
   // Set by the transport when the kernel sends INTERRUPT for this request; null if never.
   const std::atomic<bool>* interrupted = nullptr;
@@ -103,3 +106,5 @@ class Handler {
 };
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

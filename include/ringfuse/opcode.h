@@ -8,6 +8,10 @@
 #include <optional>
 #include <string_view>
 
+#include "ringfuse/export.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
 namespace ringfuse {
 
 enum class Opcode : uint32_t {
@@ -99,3 +103,5 @@ std::string_view OpcodeName(uint32_t opcode);
 std::string_view OpcodeTableProblem();
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -13,19 +13,22 @@
 #include <variant>
 
 #include "absl/status/status.h"
-#include "protocol/abi.h"
-#include "protocol/opcode.h"
-#include "protocol/reader.h"
+#include "ringfuse/bytes.h"
+#include "ringfuse/export.h"
+#include "ringfuse/opcode.h"
+#include "ringfuse/wire.h"
+
+RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
 // What the parser must know of the connection: older protocols send shorter structs.
 struct ParseContext {
-  uint32_t minor = abi::kKernelMinor;  // the negotiated protocol minor
-  bool setxattr_ext = true;            // FUSE_SETXATTR_EXT agreed: SETXATTR has the 16-byte struct
+  uint32_t minor = wire::kKernelMinor;  // the negotiated protocol minor
+  bool setxattr_ext = true;             // FUSE_SETXATTR_EXT agreed: SETXATTR has the 16-byte struct
   // The largest reply the kernel accepts (Negotiated::MaxPayload): READ, READDIR and READDIRPLUS
   // asking for more are malformed, so that no handler sizes a buffer from an unchecked number.
-  uint32_t max_reply = abi::kMaxReplyAnyConnection;
+  uint32_t max_reply = wire::kMaxReplyAnyConnection;
 };
 
 // A run of fixed-size records in kernel memory order, read by copy (no alignment assumed).
@@ -55,13 +58,13 @@ struct Lookup {
   std::string_view name;
 };
 struct Forget {
-  abi::ForgetIn in;
+  wire::ForgetIn in;
 };
 struct Getattr {
-  abi::GetattrIn in;
+  wire::GetattrIn in;
 };
 struct Setattr {
-  abi::SetattrIn in;
+  wire::SetattrIn in;
 };
 struct Readlink {};
 struct Symlink {
@@ -69,11 +72,11 @@ struct Symlink {
   std::string_view target;
 };
 struct Mknod {
-  abi::MknodIn in;
+  wire::MknodIn in;
   std::string_view name;
 };
 struct Mkdir {
-  abi::MkdirIn in;
+  wire::MkdirIn in;
   std::string_view name;
 };
 struct Unlink {
@@ -89,122 +92,122 @@ struct Rename {
   std::string_view new_name;
 };
 struct Link {
-  abi::LinkIn in;
+  wire::LinkIn in;
   std::string_view new_name;
 };
 struct Open {
-  abi::OpenIn in;
+  wire::OpenIn in;
 };
 struct Read {
-  abi::ReadIn in;
+  wire::ReadIn in;
 };
 struct Write {
-  abi::WriteIn in;
+  wire::WriteIn in;
   ConstBytes data;
 };
 struct Statfs {};
 struct Release {
-  abi::ReleaseIn in;
+  wire::ReleaseIn in;
 };
 struct Fsync {
-  abi::FsyncIn in;
+  wire::FsyncIn in;
 };
 struct Setxattr {
-  abi::SetxattrIn in;
+  wire::SetxattrIn in;
   std::string_view name;
   ConstBytes value;
 };
 struct Getxattr {
-  abi::GetxattrIn in;
+  wire::GetxattrIn in;
   std::string_view name;
 };
 struct Listxattr {
-  abi::GetxattrIn in;
+  wire::GetxattrIn in;
 };
 struct Removexattr {
   std::string_view name;
 };
 struct Flush {
-  abi::FlushIn in;
+  wire::FlushIn in;
 };
 struct Init {
-  abi::InitIn in;
+  wire::InitIn in;
 };
 struct Opendir {
-  abi::OpenIn in;
+  wire::OpenIn in;
 };
 struct Readdir {
-  abi::ReadIn in;
+  wire::ReadIn in;
 };
 struct Releasedir {
-  abi::ReleaseIn in;
+  wire::ReleaseIn in;
 };
 struct Fsyncdir {
-  abi::FsyncIn in;
+  wire::FsyncIn in;
 };
 struct Getlk {
-  abi::LkIn in;
+  wire::LkIn in;
 };
 struct Setlk {
-  abi::LkIn in;
+  wire::LkIn in;
   bool wait;
 };  // wait: SETLKW
 struct Access {
-  abi::AccessIn in;
+  wire::AccessIn in;
 };
 struct Create {
-  abi::CreateIn in;
+  wire::CreateIn in;
   std::string_view name;
 };
 struct Interrupt {
-  abi::InterruptIn in;
+  wire::InterruptIn in;
 };
 struct Bmap {
-  abi::BmapIn in;
+  wire::BmapIn in;
 };
 struct Destroy {};
 struct Ioctl {
-  abi::IoctlIn in;
+  wire::IoctlIn in;
   ConstBytes in_data;
 };
 struct Poll {
-  abi::PollIn in;
+  wire::PollIn in;
 };
 struct NotifyReply {
-  abi::NotifyRetrieveIn in;
+  wire::NotifyRetrieveIn in;
   ConstBytes data;
 };
 struct BatchForget {
-  RecordArray<abi::ForgetOne> forgets;
+  RecordArray<wire::ForgetOne> forgets;
 };
 struct Fallocate {
-  abi::FallocateIn in;
+  wire::FallocateIn in;
 };
 struct Readdirplus {
-  abi::ReadIn in;
+  wire::ReadIn in;
 };
 struct Lseek {
-  abi::LseekIn in;
+  wire::LseekIn in;
 };
 struct CopyFileRange {
-  abi::CopyFileRangeIn in;
+  wire::CopyFileRangeIn in;
   bool wide_reply;
 };  // wide: COPY_FILE_RANGE_64
 struct SetupMapping {
-  abi::SetupMappingIn in;
+  wire::SetupMappingIn in;
 };
 struct RemoveMapping {
-  RecordArray<abi::RemoveMappingOne> mappings;
+  RecordArray<wire::RemoveMappingOne> mappings;
 };
 struct Syncfs {
-  abi::SyncfsIn in;
+  wire::SyncfsIn in;
 };
 struct Tmpfile {
-  abi::CreateIn in;
+  wire::CreateIn in;
   std::string_view name;
 };
 struct Statx {
-  abi::StatxIn in;
+  wire::StatxIn in;
 };
 }  // namespace op
 
@@ -225,7 +228,7 @@ struct Extensions {
 };
 
 struct Request {
-  abi::InHeader header;
+  wire::InHeader header;
   Opcode opcode;
   RequestArgs args;
   Extensions extensions;
@@ -267,3 +270,5 @@ ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes pay
                              const ParseContext& context);
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -6,6 +6,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include "ringfuse/export.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
 namespace ringfuse {
 
 using ConstBytes = std::span<const std::byte>;
@@ -22,3 +26,5 @@ inline ConstBytes AsBytes(std::string_view text) {
 }
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

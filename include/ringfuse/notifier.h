@@ -12,23 +12,23 @@
 // - Batched (SendBatch): many notifications in one io_uring submission, one answer each.
 #pragma once
 
-#include <condition_variable>
+#include <sys/uio.h>
+
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <span>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "protocol/dispatcher.h"
-#include "protocol/init.h"
-#include "protocol/notify.h"
-#include "transport/ring.h"
+#include "ringfuse/export.h"
+#include "ringfuse/init.h"
+#include "ringfuse/notify.h"
+#include "ringfuse/observer.h"
+
+RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
@@ -62,39 +62,18 @@ class Notifier : public NotifyReplySink {
   void OnNotifyReply(uint64_t notify_unique, const op::NotifyReply& reply) override;
 
  private:
-  struct Queued {
-    abi::NotifyCode code;
-    std::vector<std::byte> bytes;
-    Done done;
-  };
-  struct Waiter {
-    bool answered = false;
-    std::vector<std::byte> data;
-  };
+  struct State;  // the ring, the queue and its sender thread, RETRIEVE's waiters
 
-  absl::Status CheckSupported(abi::NotifyCode code) const;
-  absl::Status Answer(abi::NotifyCode code, int result, size_t expected) const;
+  absl::Status CheckSupported(wire::NotifyCode code) const;
+  absl::Status Answer(wire::NotifyCode code, int result, size_t expected) const;
   void SendQueued();
   void Submit(std::span<const std::vector<iovec>> messages, std::span<int> results);
 
   const int dev_fd_;
   const uint32_t kernel_minor_;
-
-  std::mutex ring_mutex_;
-  Ring ring_;
-  bool ring_ready_ = false;
-
-  std::mutex queue_mutex_;
-  std::condition_variable queue_changed_;
-  std::deque<Queued> queue_;
-  size_t in_progress_ = 0;
-  bool stopping_ = false;
-  std::thread sender_;
-
-  std::mutex retrieve_mutex_;
-  std::condition_variable retrieve_answered_;
-  uint64_t next_notify_unique_;
-  std::map<uint64_t, Waiter> waiters_;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

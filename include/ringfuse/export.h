@@ -1,0 +1,7 @@
+// What the shared library exports. It is built with hidden visibility, so that nothing of its
+// internals becomes part of the ABI; each public header wraps its declarations in
+// RINGFUSE_PUBLIC_BEGIN / RINGFUSE_PUBLIC_END, which give them default visibility.
+#pragma once
+
+#define RINGFUSE_PUBLIC_BEGIN _Pragma("GCC visibility push(default)")
+#define RINGFUSE_PUBLIC_END _Pragma("GCC visibility pop")

@@ -1,0 +1,38 @@
+// What to mount and how: the options a session passes to the kernel (or to fusermount3).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ringfuse/export.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
+namespace ringfuse {
+
+enum class MountMethod {
+  kAuto,          // mount(2) as root, fusermount3 otherwise or when auto_unmount is asked for
+  kMountSyscall,  // mount(2)
+  kNewMountApi,   // fsopen/fsconfig/fsmount/move_mount
+  kFusermount,    // fusermount3 (setuid helper)
+};
+
+struct MountOptions {
+  std::string mountpoint;  // an existing directory, empty unless `nonempty`
+  MountMethod method = MountMethod::kAuto;
+  std::string fsname = "ringfuse";  // the "source" column of /proc/mounts
+  std::string subtype;              // shown as fuse.<subtype>
+  bool allow_other = false;
+  bool default_permissions = false;
+  bool read_only = false;
+  bool nonempty = false;  // allow mounting over a non-empty directory
+  std::optional<uint32_t> max_read;
+  std::optional<uint32_t> blksize;  // only meaningful for fuseblk; rejected otherwise by the kernel
+  bool sync_init = false;  // FUSE_DEV_IOC_SYNC_INIT: mount() returns after INIT; kernel mounts only
+  bool auto_unmount = false;  // fusermount3 only: unmount when the daemon dies
+};
+
+}  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -1,0 +1,34 @@
+// Hooks a server can attach to a session: a tracer that sees every request, reply and
+// malformed message, and the sink for the kernel's answers to RETRIEVE notifications.
+#pragma once
+
+#include <cstdint>
+
+#include "ringfuse/export.h"
+#include "ringfuse/reply.h"
+#include "ringfuse/request.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
+namespace ringfuse {
+
+// Told of every NOTIFY_REPLY (the kernel's answer to a RETRIEVE notification) before the
+// handler is: the notifier hands the data to whoever is waiting for it.
+class NotifyReplySink {
+ public:
+  virtual ~NotifyReplySink() = default;
+  virtual void OnNotifyReply(uint64_t notify_unique, const op::NotifyReply& reply) = 0;
+};
+
+// Sees every request before its handler does, every message that failed to parse, and (as a
+// ReplyObserver) every reply: the hook for tracers. With none attached a request and its reply
+// each cost one predictable branch more.
+class RequestObserver : public ReplyObserver {
+ public:
+  virtual void OnRequest(const Request& request) = 0;
+  virtual void OnMalformed(const ParseError& error) = 0;
+};
+
+}  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

@@ -1,0 +1,82 @@
+// A Session is one mounted FUSE filesystem being served: it owns the mount, the dispatcher, the
+// transport and the notifier; it answers INIT, serves until the connection ends, and joins every
+// thread it started.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ringfuse/export.h"
+#include "ringfuse/handler.h"
+#include "ringfuse/init.h"
+#include "ringfuse/mount_options.h"
+#include "ringfuse/notifier.h"
+#include "ringfuse/observer.h"
+#include "ringfuse/transport_options.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
+namespace ringfuse {
+
+struct SessionOptions {
+  MountOptions mount;
+  TransportKind transport = TransportKind::kAuto;
+  TransportOptions transport_options;
+  InitWishes init;
+  absl::Duration init_timeout = absl::Seconds(10);  // for the kernel's INIT after mount()
+  // Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
+  RequestObserver* observer = nullptr;
+};
+
+class SessionImpl;  // the library's internals
+
+class Session {
+ public:
+  // Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
+  static absl::StatusOr<std::unique_ptr<Session>> Start(const SessionOptions& options,
+                                                        Handler& handler);
+  // Stops (if still running) and joins.
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Blocks until the connection ends: unmounted by anyone, aborted, or Stop(). Joins every
+  // transport thread. Any number of threads may wait at once.
+  void Wait();
+  // Ends the session: lazy unmount, then abort of the connection through fusectl so that no
+  // client can keep it alive. Returns at once; Wait() then returns promptly. Any thread.
+  void Stop();
+  // After Wait: the connection ended while still mounted and not by Stop(), that is the kernel
+  // aborted it (a request unanswered past the request timeout, or an abort through fusectl).
+  bool aborted() const;
+
+  TransportKind transport_kind() const;
+  // Which transport serves, why it was chosen, and what it costs; also logged at info level.
+  const std::string& transport_choice() const;
+  // What INIT agreed with the kernel.
+  const Negotiated& negotiated() const;
+  // The absolute, symlink-free path mounted on.
+  const std::string& mountpoint() const;
+  // The connection's id under /sys/fs/fuse/connections.
+  uint32_t connection_id() const;
+  // The connection's /dev/fuse fd, owned by the session.
+  int dev_fd() const;
+  // Sends notifications on this connection; see notifier.h for which way to use where.
+  Notifier& notifier();
+
+ private:
+  explicit Session(std::unique_ptr<SessionImpl> impl);
+
+  std::unique_ptr<SessionImpl> impl_;
+};
+
+// Ends connection `connection_id` (see Session::connection_id) by writing to
+// /sys/fs/fuse/connections/<id>/abort, mounting fusectl there first if needed. Needs root.
+absl::Status AbortConnection(uint32_t connection_id);
+
+}  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END
