@@ -486,6 +486,27 @@ absl::StatusOr<uint32_t> ConnectionId(const std::string& mountpoint) {
   return device->second;
 }
 
+// The death watcher's life, in the forked child of a process that may have threads: only
+// async-signal-safe calls. It keeps nothing of ours but `watch` and `socket` (an fd of /dev/fuse
+// or of an io_uring would keep the connection alive), waits for end of file on `watch`, aborts
+// the connection through `abort_path`, and exits.
+[[noreturn]] void WatchForDeath(int watch, int socket, const char* abort_path) {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &ignore, nullptr);
+  const int low = watch < socket ? watch : socket;
+  const int high = watch < socket ? socket : watch;
+  if (low > 0) close_range(0, low - 1, 0);
+  if (high > low + 1) close_range(low + 1, high - 1, 0);
+  close_range(high + 1, ~0U, 0);
+  char byte;
+  while (read(watch, &byte, 1) < 0 && errno == EINTR) {
+  }
+  const int abort_fd = open(abort_path, O_WRONLY | O_CLOEXEC);
+  if (abort_fd >= 0) (void)!write(abort_fd, "1", 1);
+  _exit(0);
+}
+
 }  // namespace
 
 absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
@@ -513,7 +534,27 @@ absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
   const absl::StatusOr<uint32_t> connection_id = ConnectionId(resolved.mountpoint);
   if (!connection_id.ok()) return CannotMount(resolved.mountpoint, connection_id.status());
   mount.connection_id_ = *connection_id;
+  if (mount.auto_unmount_socket_.valid()) mount.StartDeathWatcher();
   return mount;
+}
+
+// Without a watcher (fork failed) we hold the socket ourselves, as before: fusermount3 still
+// unmounts when our /dev/fuse fd goes with our exit.
+void Mount::StartDeathWatcher() {
+  const std::string abort_path = absl::StrFormat("%s/%u/abort", kFusectlPath, connection_id_);
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return;
+  UniqueFd watch(ends[0]);
+  UniqueFd alive(ends[1]);
+  const pid_t pid = fork();
+  if (pid == 0) WatchForDeath(watch.get(), auto_unmount_socket_.get(), abort_path.c_str());
+  if (pid < 0) {
+    Log(LogLevel::kWarning, "cannot fork the auto_unmount watcher: %s", std::strerror(errno));
+    return;
+  }
+  death_watcher_ = pid;
+  death_watch_pipe_ = std::move(alive);
+  auto_unmount_socket_.reset();  // the watcher's now
 }
 
 absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
@@ -576,6 +617,8 @@ Mount& Mount::operator=(Mount&& other) noexcept {
   connection_id_ = other.connection_id_;
   auto_unmount_helper_ = std::exchange(other.auto_unmount_helper_, -1);
   auto_unmount_socket_ = std::move(other.auto_unmount_socket_);
+  death_watcher_ = std::exchange(other.death_watcher_, -1);
+  death_watch_pipe_ = std::move(other.death_watch_pipe_);
   return *this;
 }
 
@@ -614,6 +657,12 @@ void Mount::StopAutoUnmountHelper() {
   // on stderr that it found nothing to unmount. While the mount remains, closing our end makes
   // it unmount the mount if its connection is dead.
   if (!mounted_) kill(auto_unmount_helper_, SIGKILL);
+  if (death_watcher_ > 0) {
+    // Killed, it aborts nothing: once unmounted, the connection's id may name another's.
+    kill(death_watcher_, SIGKILL);
+    WaitForExit(std::exchange(death_watcher_, -1));
+    death_watch_pipe_.reset();
+  }
   auto_unmount_socket_.reset();
   WaitForExit(std::exchange(auto_unmount_helper_, -1));
 }

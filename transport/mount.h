@@ -42,6 +42,9 @@ struct MountFlags {
   bool lazytime = false;  // the superblock's: access times are written back lazily
 };
 
+// Where the kernel lists its FUSE connections (fusectl), each as a directory named by its id.
+inline constexpr const char* kFusectlPath = "/sys/fs/fuse/connections";
+
 struct MountOptions {
   std::string mountpoint;  // an existing directory, empty unless `nonempty`
   MountMethod method = MountMethod::kAuto;
@@ -95,6 +98,7 @@ class Mount {
   absl::Status MountInKernel(const MountOptions& options, mode_t root_type,
                              const std::function<void(int)>& before_mount);
   absl::Status MountWithFusermount(const MountOptions& options);
+  void StartDeathWatcher();
   void StopAutoUnmountHelper();
   void Release();
 
@@ -107,6 +111,12 @@ class Mount {
   // connection dead, which happens when our process dies.
   pid_t auto_unmount_helper_ = -1;
   UniqueFd auto_unmount_socket_;
+  // A child process that holds that socket instead of us: once we are gone it aborts the
+  // connection, then exits and so closes the socket. Closed by our own exit, the socket could
+  // reach fusermount3 while the connection still lived (an io_uring holds /dev/fuse until its
+  // teardown, which runs after the exit), and it would leave the mount in place.
+  pid_t death_watcher_ = -1;
+  UniqueFd death_watch_pipe_;  // the write end; the watcher reads end of file when we die
 };
 
 }  // namespace ringfuse

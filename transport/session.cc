@@ -21,7 +21,6 @@
 namespace ringfuse {
 namespace {
 
-constexpr const char* kFusectl = "/sys/fs/fuse/connections";
 constexpr const char* kEnableUringHint =
     "; the uring-cmd transport needs FUSE-over-io_uring (Linux 6.14+), switched on with "
     "`echo Y > /sys/module/fuse/parameters/enable_uring`";
@@ -58,7 +57,7 @@ absl::Status WithUringHint(const absl::Status& status, TransportKind kind) {
 
 bool FusectlMounted() {
   struct stat self, parent;
-  return ::stat(kFusectl, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
+  return ::stat(kFusectlPath, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
          self.st_dev != parent.st_dev;
 }
 
@@ -72,10 +71,10 @@ bool ConnectionAlive(int dev_fd) {
 }  // namespace
 
 absl::Status AbortConnection(uint32_t connection_id) {
-  if (!FusectlMounted() && ::mount("fusectl", kFusectl, "fusectl", 0, nullptr) != 0) {
-    return ErrnoStatus(errno, absl::StrFormat("cannot mount fusectl on %s", kFusectl));
+  if (!FusectlMounted() && ::mount("fusectl", kFusectlPath, "fusectl", 0, nullptr) != 0) {
+    return ErrnoStatus(errno, absl::StrFormat("cannot mount fusectl on %s", kFusectlPath));
   }
-  const std::string path = absl::StrFormat("%s/%u/abort", kFusectl, connection_id);
+  const std::string path = absl::StrFormat("%s/%u/abort", kFusectlPath, connection_id);
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) {
     // ENOENT: the connection is already gone, which is what we wanted.
