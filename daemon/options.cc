@@ -167,8 +167,11 @@ constexpr option kLongOptions[] = {
     {nullptr, 0, nullptr, 0},
 };
 
-// The leading ':' makes a missing value ':' rather than '?'; getopt prints nothing (opterr).
-constexpr const char* kShortOptions = ":hfdo:";
+// '-': every positional comes back in its place as code 1, so that options may follow them
+// whatever POSIXLY_CORRECT says (mount.fuse3 puts them last). ':': a missing value is code ':'
+// rather than '?'.
+constexpr const char* kShortOptions = "-:hfdo:";
+constexpr int kPositional = 1;
 
 std::string_view LongName(int code) {
   for (const option& long_option : kLongOptions) {
@@ -228,17 +231,22 @@ absl::StatusOr<std::vector<std::string>> ParseOptions(std::span<const std::strin
   for (std::string& arg : storage) argv.push_back(arg.data());
   argv.push_back(nullptr);
   const int argc = static_cast<int>(storage.size());
+  std::vector<std::string> positionals;
   opterr = 0;
   optind = 0;  // glibc: start over, whatever a previous parse left
   for (;;) {
     const int code = getopt_long(argc, argv.data(), kShortOptions, kLongOptions, nullptr);
     if (code == -1) break;
     if (code == '?' || code == ':') return RefusedOption(code, optopt, argv[optind - 1]);
+    if (code == kPositional) {
+      positionals.emplace_back(optarg);
+      continue;
+    }
     const std::string_view value = optarg == nullptr ? "" : optarg;
     if (absl::Status status = ApplyOption(code, value, options); !status.ok()) return status;
   }
-  // getopt_long has moved every positional to the end, in order.
-  return std::vector<std::string>(argv.begin() + optind, argv.end() - 1);
+  positionals.insert(positionals.end(), argv.begin() + optind, argv.end() - 1);  // after "--"
+  return positionals;
 }
 
 absl::Status CheckPositionals(const std::vector<std::string>& positionals, DaemonOptions& options) {

@@ -144,6 +144,12 @@ TEST(DaemonOptions, OptionsMayFollowThePathsAndDoubleDashEndsThem) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->foreground);
   EXPECT_EQ(parsed->threads, 2);
+  ::setenv("POSIXLY_CORRECT", "1", 1);  // would stop getopt's scan at the first path
+  const absl::StatusOr<DaemonOptions> posix = Parse({"/s", "/m", "-o", "ro"});
+  ::unsetenv("POSIXLY_CORRECT");
+  ASSERT_TRUE(posix.ok()) << posix.status();
+  EXPECT_TRUE(posix->read_only);
+  EXPECT_EQ(posix->mountpoint, "/m");
   const absl::StatusOr<DaemonOptions> dashed = Parse({"-f", "--", "-s", "/m"});
   ASSERT_TRUE(dashed.ok()) << dashed.status();
   EXPECT_EQ(dashed->source, "-s");
