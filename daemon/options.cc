@@ -262,6 +262,12 @@ absl::Status CheckPositionals(const std::vector<std::string>& positionals, Daemo
         std::pair{std::string_view(positionals[1]), std::string_view("MOUNTPOINT")}}) {
     if (value.empty()) return Bad(absl::StrFormat("%s is an empty path", name));
   }
+  if (positionals[1].starts_with("/dev/fd/")) {
+    // mount.fuse3's drop_privileges mounts itself and hands over /dev/fuse as this path.
+    return Bad(
+        "a MOUNTPOINT of /dev/fd/N (mount.fuse3's drop_privileges) is not supported: mount "
+        "without drop_privileges");
+  }
   options.source = std::string(positionals[0]);
   options.mountpoint = std::string(positionals[1]);
   return absl::OkStatus();

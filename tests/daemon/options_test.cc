@@ -229,6 +229,7 @@ TEST(DaemonOptions, UnknownMountOptionsAreRefusedByName) {
   EXPECT_THAT(ErrorOf({"/s", "/m", "-o", "size=3"}), HasSubstr("unknown option -o size=3"));
   EXPECT_THAT(ErrorOf({"--revisions=yes", "/r", "/m"}), HasSubstr("--revisions takes no value"));
   EXPECT_THAT(ErrorOf({"/s", "/m", "--threads"}), HasSubstr("--threads needs a value"));
+  EXPECT_THAT(ErrorOf({"/s", "/dev/fd/3", "-o", "rw"}), HasSubstr("drop_privileges"));
 }
 
 }  // namespace
