@@ -573,15 +573,13 @@ int MemFs::OpenDir(uint64_t nodeid, wire::OpenOut* open) {
 }
 
 void MemFs::ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
-                          DataReply reply) {
-  std::vector<std::byte> buffer(in.size);
-  DirentPacker packer(buffer);
+                          DirListingReply reply) {
   int error = 0;
   {
     std::lock_guard lock(mu_);
-    error = FillDirectory(context.nodeid(), in, plus, packer);
+    error = FillDirectory(context.nodeid(), in, plus, reply.packer());
   }
-  Answer(reply, error, packer.packed());
+  Answer(reply, error);
 }
 
 // The stream is ".", "..", then the children in name order; an entry's cookie is its position
@@ -922,12 +920,12 @@ void MemFs::Opendir(const RequestContext& context, const op::Opendir& /*args*/, 
   Answer(reply, error, open);
 }
 
-void MemFs::Readdir(const RequestContext& context, const op::Readdir& args, DataReply reply) {
+void MemFs::Readdir(const RequestContext& context, const op::Readdir& args, DirReply reply) {
   if (Begin(context, reply)) ReadDirectory(context, args.in, /*plus=*/false, std::move(reply));
 }
 
 void MemFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
-                        DataReply reply) {
+                        DirPlusReply reply) {
   if (Begin(context, reply)) ReadDirectory(context, args.in, /*plus=*/true, std::move(reply));
 }
 

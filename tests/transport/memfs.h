@@ -109,9 +109,9 @@ class MemFs : public Handler {
   void Fsync(const RequestContext& context, const op::Fsync& args, EmptyReply reply) override;
   void Statfs(const RequestContext& context, const op::Statfs& args, StatfsReply reply) override;
   void Opendir(const RequestContext& context, const op::Opendir& args, OpenReply reply) override;
-  void Readdir(const RequestContext& context, const op::Readdir& args, DataReply reply) override;
+  void Readdir(const RequestContext& context, const op::Readdir& args, DirReply reply) override;
   void Readdirplus(const RequestContext& context, const op::Readdirplus& args,
-                   DataReply reply) override;
+                   DirPlusReply reply) override;
   void Releasedir(const RequestContext& context, const op::Releasedir& args,
                   EmptyReply reply) override;
   void Fsyncdir(const RequestContext& context, const op::Fsyncdir& args, EmptyReply reply) override;
@@ -170,7 +170,7 @@ class MemFs : public Handler {
   bool Begin(const RequestContext& context, Reply& reply);
   uint64_t AddFromTest(uint64_t parent, std::string_view name, const NodeSpec& spec);
   void ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
-                     DataReply reply);
+                     DirListingReply reply);
 
   // Everything below runs with mu_ held. Those returning int return 0 or an errno.
   Inode* Find(uint64_t nodeid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
