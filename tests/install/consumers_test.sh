@@ -38,7 +38,7 @@ fi
 
 step "a CMake consumer: find_package(ringfuse)"
 cmake -S "$source/tests/install/consumer" -B "$work/cmake" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$prefix" -DHELLO_SOURCE="$source/examples/hello/hello.cc" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLES_DIR="$source/examples" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$cxxflags" \
   -DCMAKE_EXE_LINKER_FLAGS="$ldflags" >"$work/cmake.log" || fail "$(cat "$work/cmake.log")"
 cmake --build "$work/cmake" >>"$work/cmake.log" || fail "$(cat "$work/cmake.log")"
@@ -90,4 +90,9 @@ step "the consumers mount"
 mount_and_read "$work/cmake/hello_shared"
 mount_and_read "$work/cmake/hello_static"
 mount_and_read "$work/hello_pkgconfig"
+# The other examples, built out of tree above, are used as in tests/examples.
+for example in memfs notify; do
+  python3 "$source/tests/examples/${example}_test.py" "$work/cmake/$example/$example" ||
+    fail "the $example example built from the prefix does not work"
+done
 echo "PASSED"

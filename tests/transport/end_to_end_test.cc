@@ -15,13 +15,15 @@
 #include <thread>
 #include <vector>
 
+#include "examples/memfs/memfs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/transport/kernel_fixture.h"
-#include "tests/transport/memfs.h"
 
 namespace ringfuse::testing {
 namespace {
+
+using examples::MemFs;
 
 class EndToEnd : public TransportTest {
  protected:
