@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <optional>
 
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
@@ -16,12 +17,11 @@
 namespace ringfuse::daemon {
 namespace {
 
-// One of setattr's two times: given, now, or left alone.
-timespec TimeOf(uint32_t valid, uint32_t given_bit, uint32_t now_bit, uint64_t seconds,
-                uint32_t nanoseconds) {
-  if (valid & now_bit) return {0, UTIME_NOW};
-  if (valid & given_bit) return {static_cast<time_t>(seconds), static_cast<long>(nanoseconds)};
-  return {0, UTIME_OMIT};
+// One of setattr's two times, as utimensat takes it: given, now, or left alone.
+timespec TimeOf(const std::optional<op::SetTime>& time) {
+  if (!time) return {0, UTIME_OMIT};
+  if (time->now) return {0, UTIME_NOW};
+  return {static_cast<time_t>(time->seconds), static_cast<long>(time->nanoseconds)};
 }
 
 wire::SxTime SxTimeOf(const statx_timestamp& time) {
@@ -59,10 +59,8 @@ wire::Statx StatxOf(const struct statx& in) {
 // so atime moves as well). The cost, without default_permissions only (with it the kernel has
 // refused first): such a caller's own utimensat with given times sets them to now instead of
 // failing EPERM.
-int SetTimes(int path_fd, const wire::SetattrIn& in, bool kernel_keeps_times) {
-  const timespec times[2] = {
-      TimeOf(in.valid, wire::kFattrAtime, wire::kFattrAtimeNow, in.atime, in.atimensec),
-      TimeOf(in.valid, wire::kFattrMtime, wire::kFattrMtimeNow, in.mtime, in.mtimensec)};
+int SetTimes(int path_fd, const op::Setattr& change, bool kernel_keeps_times) {
+  const timespec times[2] = {TimeOf(change.atime()), TimeOf(change.mtime())};
   constexpr int kFlags = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW;
   if (::utimensat(path_fd, "", times, kFlags) == 0) return 0;
   const int error = errno;
@@ -185,12 +183,11 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
   struct stat st;
   if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
   // A truncate without FATTR_KILL_SUIDGID comes from a caller with CAP_FSETID (credentials.h).
-  const uint32_t valid = args.in.valid;
-  const bool keeps_fsetid = (valid & wire::kFattrSize) && !(valid & wire::kFattrKillSuidGid);
+  const bool keeps_fsetid = args.size().has_value() && !args.kill_suid_gid();
   int error;
   {
     ActAsCaller caller(context, kCreatesNothing, keeps_fsetid ? kCapabilityFsetid : 0);
-    error = caller.ok() ? ApplySetattr(inode->path.get(), st, args.in) : EPERM;
+    error = caller.ok() ? ApplySetattr(inode->path.get(), st, args) : EPERM;
   }
   if (error == 0) error = StatOf(inode->path.get(), st);
   if (error != 0) return reply.Error(error);
@@ -200,32 +197,30 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
 // Owner first: chown clears set-user-ID, which a mode given in the same request then sets back,
 // as one chmod after a chown would. FATTR_KILL_SUIDGID needs nothing more here: the caller's
 // truncate, without CAP_FSETID, clears those bits in the backing filesystem itself.
-int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const wire::SetattrIn& in) {
-  const uint32_t valid = in.valid;
-  if (valid & (wire::kFattrUid | wire::kFattrGid)) {
-    const uid_t uid = valid & wire::kFattrUid ? in.uid : static_cast<uid_t>(-1);
-    const gid_t gid = valid & wire::kFattrGid ? in.gid : static_cast<gid_t>(-1);
+int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change) {
+  if (change.uid().has_value() || change.gid().has_value()) {
+    const uid_t uid = change.uid().value_or(static_cast<uid_t>(-1));
+    const gid_t gid = change.gid().value_or(static_cast<gid_t>(-1));
     if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
   }
-  if (valid & wire::kFattrMode) {
+  if (const std::optional<uint32_t> mode = change.mode()) {
     if (S_ISLNK(st.st_mode)) return EOPNOTSUPP;  // as lchmod: a symlink has no mode of its own
-    if (::chmod(ProcPath(path_fd).c_str(), in.mode & 07777) != 0) return errno;
+    if (::chmod(ProcPath(path_fd).c_str(), *mode & 07777) != 0) return errno;
   }
-  if (valid & wire::kFattrSize) {
-    const off_t size = static_cast<off_t>(in.size);
-    const std::shared_ptr<FileHandle> file =
-        valid & wire::kFattrFh ? open_files_.Find(in.fh) : nullptr;
-    if (valid & wire::kFattrFh && file == nullptr) return EBADF;
-    const int result = file != nullptr ? ::ftruncate(file->fd(), size)
-                                       : ::truncate(ProcPath(path_fd).c_str(), size);
+  if (const std::optional<uint64_t> size = change.size()) {
+    const std::optional<uint64_t> fh = change.fh();
+    const std::shared_ptr<FileHandle> file = fh ? open_files_.Find(*fh) : nullptr;
+    if (fh && file == nullptr) return EBADF;
+    const off_t length = static_cast<off_t>(*size);
+    const int result = file != nullptr ? ::ftruncate(file->fd(), length)
+                                       : ::truncate(ProcPath(path_fd).c_str(), length);
     if (result != 0) return errno;
   }
   // Times that come with a size are the truncate's own (no system call sets both: the kernel
   // adds them, as given times under writeback_cache), and the backing truncate sets them
   // itself; setting given times would need the caller to own the file.
-  if (!(valid & wire::kFattrSize) && (valid & (wire::kFattrAtime | wire::kFattrAtimeNow |
-                                               wire::kFattrMtime | wire::kFattrMtimeNow))) {
-    return SetTimes(path_fd, in, options_.writeback_cache);
+  if (!change.size().has_value() && (change.atime().has_value() || change.mtime().has_value())) {
+    return SetTimes(path_fd, change, options_.writeback_cache);
   }
   return 0;
 }

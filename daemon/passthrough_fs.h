@@ -145,7 +145,7 @@ class PassthroughFs : public Handler {
   // After a lookup: when more nodes are pinned open than the table's open limit, names the
   // least recently used beyond half of it to the pruner.
   void PruneIfTooManyPinned();
-  int ApplySetattr(int path_fd, const struct stat& st, const wire::SetattrIn& in);
+  int ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change);
   // The umask the backing call applies: the request's when the kernel left it to us.
   mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
   // FOPEN_* flags for an OPENDIR reply.

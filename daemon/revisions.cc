@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -14,28 +16,10 @@
 namespace ringfuse::daemon {
 namespace {
 
-// Version order: digit runs compare as numbers, so r9 < r10 and 2026.2 < 2026.10.
-bool VersionLess(std::string_view a, std::string_view b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) &&
-        std::isdigit(static_cast<unsigned char>(b[j]))) {
-      const size_t a_end = a.find_first_not_of("0123456789", i);
-      const size_t b_end = b.find_first_not_of("0123456789", j);
-      std::string_view a_run = a.substr(i, a_end - i), b_run = b.substr(j, b_end - j);
-      a_run.remove_prefix(std::min(a_run.find_first_not_of('0'), a_run.size()));
-      b_run.remove_prefix(std::min(b_run.find_first_not_of('0'), b_run.size()));
-      if (a_run.size() != b_run.size()) return a_run.size() < b_run.size();
-      if (a_run != b_run) return a_run < b_run;
-      i = std::min(a_end, a.size());
-      j = std::min(b_end, b.size());
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
+// Version order, glibc's strverscmp: digit runs compare as numbers, so r9 < r10 and
+// 2026.9 < 2026.10.
+bool VersionLess(const std::string& a, const std::string& b) {
+  return ::strverscmp(a.c_str(), b.c_str()) < 0;
 }
 
 // Some filesystems leave d_type unknown; then the entry itself says.

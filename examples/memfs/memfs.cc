@@ -36,8 +36,10 @@ timespec Now() {
   return now;
 }
 
-timespec WireTime(uint64_t seconds, uint32_t nanoseconds) {
-  return timespec{static_cast<time_t>(seconds), static_cast<long>(nanoseconds)};
+// A time SETATTR sets, as the inode keeps it.
+timespec TimeOf(const op::SetTime& time, const timespec& now) {
+  if (time.now) return now;
+  return timespec{static_cast<time_t>(time.seconds), static_cast<long>(time.nanoseconds)};
 }
 
 // DT_* values are the S_IF* file type bits shifted down.
@@ -448,30 +450,22 @@ void MemFs::Resize(Inode& inode, uint64_t size) {
   inode.mtime = inode.ctime = Now();
 }
 
-int MemFs::SetAttributes(Inode& inode, const wire::SetattrIn& in) {
-  if ((in.valid & wire::kFattrSize) != 0) {
-    const int error = CheckResizable(inode, in.size);
+int MemFs::SetAttributes(Inode& inode, const op::Setattr& change) {
+  if (const std::optional<uint64_t> size = change.size()) {
+    const int error = CheckResizable(inode, *size);
     if (error != 0) return error;
-    Resize(inode, in.size);
+    Resize(inode, *size);
   }
   const timespec now = Now();
-  if ((in.valid & wire::kFattrMode) != 0) {
-    inode.mode = (inode.mode & S_IFMT) | (in.mode & kPermissionBits);
+  if (const std::optional<uint32_t> mode = change.mode()) {
+    inode.mode = (inode.mode & S_IFMT) | (*mode & kPermissionBits);
   }
-  if ((in.valid & wire::kFattrUid) != 0) inode.uid = in.uid;
-  if ((in.valid & wire::kFattrGid) != 0) inode.gid = in.gid;
-  // The kernel sends ATIME_NOW together with ATIME; either alone is honoured all the same.
-  if ((in.valid & wire::kFattrAtimeNow) != 0) {
-    inode.atime = now;
-  } else if ((in.valid & wire::kFattrAtime) != 0) {
-    inode.atime = WireTime(in.atime, in.atimensec);
-  }
-  if ((in.valid & wire::kFattrMtimeNow) != 0) {
-    inode.mtime = now;
-  } else if ((in.valid & wire::kFattrMtime) != 0) {
-    inode.mtime = WireTime(in.mtime, in.mtimensec);
-  }
-  inode.ctime = (in.valid & wire::kFattrCtime) != 0 ? WireTime(in.ctime, in.ctimensec) : now;
+  if (const std::optional<uint32_t> uid = change.uid()) inode.uid = *uid;
+  if (const std::optional<uint32_t> gid = change.gid()) inode.gid = *gid;
+  if (const std::optional<op::SetTime> atime = change.atime()) inode.atime = TimeOf(*atime, now);
+  if (const std::optional<op::SetTime> mtime = change.mtime()) inode.mtime = TimeOf(*mtime, now);
+  const std::optional<op::SetTime> ctime = change.ctime();
+  inode.ctime = ctime ? TimeOf(*ctime, now) : now;
   return 0;
 }
 
@@ -736,7 +730,7 @@ void MemFs::Setattr(const RequestContext& context, const op::Setattr& args, Attr
   {
     std::lock_guard lock(mu_);
     if (Inode* inode = Find(context.nodeid()); inode != nullptr) {
-      error = SetAttributes(*inode, args.in);
+      error = SetAttributes(*inode, args);
       out = MakeAttrOut(AttrOf(*inode), options_.attr);
     }
   }

@@ -164,7 +164,7 @@ class MemFs : public Handler {
   static void MoveUnder(Inode& child, Inode& from, Inode& to);
   static int CheckResizable(const Inode& inode, uint64_t size);
   static void Resize(Inode& inode, uint64_t size);
-  static int SetAttributes(Inode& inode, const wire::SetattrIn& in);
+  static int SetAttributes(Inode& inode, const op::Setattr& change);
 
   // Counts the request and runs the hook.
   void Enter(Opcode opcode);
