@@ -122,6 +122,13 @@ absl::Status ApplyLongOption(std::span<const std::string_view> args, size_t& i,
     options.revision = std::string(*value);
     return absl::OkStatus();
   }
+  if (IsLong(arg, "--trace")) {
+    absl::StatusOr<std::string_view> value = LongValue(args, i, "--trace");
+    if (!value.ok()) return value.status();
+    if (value->empty()) return Bad("--trace needs a file name");
+    options.trace = std::string(*value);
+    return absl::OkStatus();
+  }
   if (IsLong(arg, "--transport")) {
     absl::StatusOr<std::string_view> value = LongValue(args, i, "--transport");
     if (!value.ok()) return value.status();
@@ -207,6 +214,7 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
     // A node id's content never changes there, so its pages may outlive every open.
     options.read_only = options.keep_cache = true;
   }
+  if (options.debug && !options.trace.empty()) return Bad("-d and --trace cannot be combined");
   if (!options.revision.empty() && options.mode != Mode::kRevisions) {
     return Bad("--revision is for --revisions mode");
   }
@@ -240,6 +248,8 @@ std::string Usage(std::string_view program) {
       "  --threads=N            worker threads (threads and uring transports)\n"
       "  -f                     stay in the foreground\n"
       "  -d                     log every request and reply on one line (implies -f)\n"
+      "  --trace=FILE           write every request and reply to FILE as JSON lines\n"
+      "                         (read them with ringfuse-trace)\n"
       "  -h, --help             this text\n",
       program);
 }
