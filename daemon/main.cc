@@ -20,12 +20,12 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/revisions.h"
 #include "daemon/session_options.h"
+#include "ringfuse/json_trace.h"
 #include "ringfuse/log.h"
 #include "ringfuse/notify.h"
 #include "ringfuse/session.h"
 #include "ringfuse/signals.h"
 #include "transport/errno_status.h"
-#include "transport/json_trace.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -126,7 +126,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, UniqueFd trac
   SessionOptions session_options = MakeSessionOptions(options);
   if (options.debug) session_options.observer = &running.tracer;
   if (trace_file.valid()) {
-    running.trace = std::make_unique<JsonTraceWriter>(std::move(trace_file));
+    running.trace = std::make_unique<JsonTraceWriter>(trace_file.release());
     session_options.observer = running.trace.get();
   }
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(session_options, *running.fs);
@@ -160,13 +160,13 @@ int Run(const DaemonOptions& options, std::string_view program) {
   // in the foreground; its writer thread starts after, since threads do not survive the fork.
   UniqueFd trace_file;
   if (!options.trace.empty()) {
-    absl::StatusOr<UniqueFd> created = CreateTraceFile(options.trace);
+    absl::StatusOr<int> created = JsonTraceWriter::CreateFile(options.trace);
     if (!created.ok()) {
       std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
                    std::string(created.status().message()).c_str());
       return 1;
     }
-    trace_file = std::move(*created);
+    trace_file.reset(*created);
   }
   std::optional<DetachedDaemon> detached;
   if (!options.foreground) {

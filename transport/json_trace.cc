@@ -1,5 +1,3 @@
-#include "transport/json_trace.h"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 #include "protocol/describe.h"
 #include "transport/errno_status.h"
 #include "transport/json_line.h"
+#include "transport/json_trace_impl.h"
 #include "transport/log.h"
 
 namespace ringfuse {
@@ -55,19 +54,33 @@ size_t CountLines(std::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<UniqueFd> CreateTraceFile(const std::string& path) {
-  UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!file.valid()) return ErrnoStatus(errno, "trace file " + path);
-  return file;
+absl::StatusOr<int> JsonTraceWriter::CreateFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(errno, "trace file " + path);
+  return fd;
 }
 
-JsonTraceWriter::JsonTraceWriter(UniqueFd file, Options options)
-    : file_(std::move(file)), buffer_limit_(options.buffer_limit) {
+JsonTraceWriter::JsonTraceWriter(int fd, Options options)
+    : impl_(std::make_unique<JsonTraceWriterImpl>(UniqueFd(fd), options.buffer_limit)) {}
+JsonTraceWriter::JsonTraceWriter(int fd) : JsonTraceWriter(fd, Options{}) {}
+JsonTraceWriter::~JsonTraceWriter() = default;
+
+void JsonTraceWriter::OnRequest(const Request& request) { impl_->OnRequest(request); }
+void JsonTraceWriter::OnMalformed(const ParseError& error) { impl_->OnMalformed(error); }
+void JsonTraceWriter::OnReply(const ReplyTarget& target, int32_t error,
+                              std::span<const ConstBytes> body) {
+  impl_->OnReply(target, error, body);
+}
+void JsonTraceWriter::Flush() { impl_->Flush(); }
+uint64_t JsonTraceWriter::dropped() const { return impl_->dropped(); }
+
+JsonTraceWriterImpl::JsonTraceWriterImpl(UniqueFd file, size_t buffer_limit)
+    : file_(std::move(file)), buffer_limit_(buffer_limit) {
   buffered_.reserve(buffer_limit_);
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
-JsonTraceWriter::~JsonTraceWriter() {
+JsonTraceWriterImpl::~JsonTraceWriterImpl() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -76,7 +89,7 @@ JsonTraceWriter::~JsonTraceWriter() {
   writer_.join();
 }
 
-void JsonTraceWriter::OnRequest(const Request& request) {
+void JsonTraceWriterImpl::OnRequest(const Request& request) {
   const uint64_t now = MonotonicNs();
   const wire::InHeader& h = request.header;
   Remember(h.unique, now, h.opcode);
@@ -96,7 +109,7 @@ void JsonTraceWriter::OnRequest(const Request& request) {
   Append(now, line);
 }
 
-void JsonTraceWriter::OnMalformed(const ParseError& error) {
+void JsonTraceWriterImpl::OnMalformed(const ParseError& error) {
   const uint64_t now = MonotonicNs();
   std::string& line = ThreadLine();
   JsonLine json(line);
@@ -113,8 +126,8 @@ void JsonTraceWriter::OnMalformed(const ParseError& error) {
   Append(now, line);
 }
 
-void JsonTraceWriter::OnReply(const ReplyTarget& target, int32_t error,
-                              std::span<const ConstBytes> body) {
+void JsonTraceWriterImpl::OnReply(const ReplyTarget& target, int32_t error,
+                                  std::span<const ConstBytes> body) {
   const uint64_t now = MonotonicNs();
   size_t size = 0;
   for (const ConstBytes part : body) size += part.size();
@@ -138,8 +151,8 @@ void JsonTraceWriter::OnReply(const ReplyTarget& target, int32_t error,
 
 // A slot is claimed by storing 0 first, so that a Recall racing with a newer request for the
 // same slot either sees the old unique (and the old start) or fails its exchange.
-void JsonTraceWriter::Remember(uint64_t unique, uint64_t start_ns, uint32_t opcode) {
-  PendingSlot& slot = pending_slots_[unique % kPendingSlots];
+void JsonTraceWriterImpl::Remember(uint64_t unique, uint64_t start_ns, uint32_t opcode) {
+  PendingSlot& slot = pending_slots_[unique % JsonTraceWriter::kPendingSlots];
   slot.unique.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   slot.start_ns.store(start_ns, std::memory_order_relaxed);
@@ -147,8 +160,8 @@ void JsonTraceWriter::Remember(uint64_t unique, uint64_t start_ns, uint32_t opco
   slot.unique.store(unique, std::memory_order_release);
 }
 
-bool JsonTraceWriter::Recall(uint64_t unique, uint64_t& start_ns, uint32_t& opcode) {
-  PendingSlot& slot = pending_slots_[unique % kPendingSlots];
+bool JsonTraceWriterImpl::Recall(uint64_t unique, uint64_t& start_ns, uint32_t& opcode) {
+  PendingSlot& slot = pending_slots_[unique % JsonTraceWriter::kPendingSlots];
   if (unique == 0 || slot.unique.load(std::memory_order_acquire) != unique) return false;
   start_ns = slot.start_ns.load(std::memory_order_relaxed);
   opcode = slot.opcode.load(std::memory_order_relaxed);
@@ -157,7 +170,7 @@ bool JsonTraceWriter::Recall(uint64_t unique, uint64_t& start_ns, uint32_t& opco
   return slot.unique.compare_exchange_strong(expected, 0, std::memory_order_relaxed);
 }
 
-void JsonTraceWriter::Append(uint64_t now_ns, const std::string& line) {
+void JsonTraceWriterImpl::Append(uint64_t now_ns, const std::string& line) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
@@ -184,7 +197,7 @@ void JsonTraceWriter::Append(uint64_t now_ns, const std::string& line) {
   if (wake) wake_writer_.notify_one();
 }
 
-void JsonTraceWriter::Flush() {
+void JsonTraceWriterImpl::Flush() {
   std::unique_lock lock(mutex_);
   const uint64_t target = appended_;
   flush_wanted_ = true;
@@ -192,7 +205,7 @@ void JsonTraceWriter::Flush() {
   written_.wait(lock, [&] { return written_lines_ >= target; });
 }
 
-void JsonTraceWriter::WriterLoop() {
+void JsonTraceWriterImpl::WriterLoop() {
   std::string writing;
   writing.reserve(buffer_limit_);
   std::unique_lock lock(mutex_);
@@ -217,7 +230,7 @@ void JsonTraceWriter::WriterLoop() {
   }
 }
 
-void JsonTraceWriter::WriteOut(const std::string& lines) {
+void JsonTraceWriterImpl::WriteOut(const std::string& lines) {
   std::string_view rest = lines;
   while (!rest.empty()) {
     const ssize_t n = ::write(file_.get(), rest.data(), rest.size());

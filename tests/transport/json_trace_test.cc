@@ -1,6 +1,6 @@
 // JsonTraceWriter without a kernel: parsed requests and replies in, JSON lines out, read back
 // with a real JSON parser.
-#include "transport/json_trace.h"
+#include "ringfuse/json_trace.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/protocol/wire.h"
+#include "transport/fd.h"
 #include "transport/json_line.h"
 
 namespace ringfuse {
@@ -64,7 +65,7 @@ class JsonTraceTest : public ::testing::Test {
   }
 
   const int file_ = ::memfd_create("trace", MFD_CLOEXEC);
-  JsonTraceWriter writer_{UniqueFd(::dup(file_))};
+  JsonTraceWriter writer_{::dup(file_)};
 };
 
 TEST_F(JsonTraceTest, ARequestCarriesItsCallerAndFieldsAndItsReplyTheErrorAndLatency) {
@@ -200,7 +201,7 @@ TEST(JsonTraceBound, AStuckFileDropsEventsInsteadOfBlockingAndSaysHowMany) {
   std::thread reader;
   uint64_t dropped = 0;
   {
-    JsonTraceWriter writer(UniqueFd(pipe_fds[1]), {.buffer_limit = 16 << 10});
+    JsonTraceWriter writer(pipe_fds[1], {.buffer_limit = 16 << 10});
     const Parsed parsed(LookupMessage(50, "x"));
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kEvents; ++i) writer.OnRequest(parsed.request());
