@@ -1,5 +1,5 @@
 // What a request's arguments say, decoded: one list of which fields each opcode shows, read by
-// the strace-like -d lines (DescribeRequest) and by the JSON trace (transport/json_trace.h).
+// the strace-like -d lines (DescribeRequest) and by the JSON trace (ringfuse/json_trace.h).
 #pragma once
 
 #include <cstdint>

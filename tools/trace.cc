@@ -1,4 +1,4 @@
-// ringfuse-trace: reads the JSON lines of ringfused --trace=FILE (transport/json_trace.h).
+// ringfuse-trace: reads the JSON lines of ringfused --trace=FILE (ringfuse/json_trace.h).
 //
 //   ringfuse-trace summary FILE   per-opcode counts, errors and latency percentiles
 //   ringfuse-trace follow FILE    every event as a readable line, as the file grows, until

@@ -1,5 +1,5 @@
 // ringfuse-trace summary: per-opcode counts, errors and latency percentiles of a JSON trace
-// (transport/json_trace.h). A line that is not a trace event is reported by number and skipped.
+// (ringfuse/json_trace.h). A line that is not a trace event is reported by number and skipped.
 #pragma once
 
 #include <cstdint>
