@@ -1,5 +1,7 @@
 #include "daemon/options.h"
 
+#include <getopt.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -37,24 +39,65 @@ absl::StatusOr<int> ParseCount(std::string_view name, std::string_view text, int
   return value;
 }
 
+struct FlagOption {
+  std::string_view name;
+  void (*apply)(DaemonOptions&);
+};
+
+// Every -o option without a value. mount(8) and mount.fuse3 pass on the generic ones, from the
+// command line or an fstab line.
+constexpr FlagOption kFlagOptions[] = {
+    {"allow_other", [](DaemonOptions& o) { o.allow_other = true; }},
+    {"default_permissions", [](DaemonOptions& o) { o.default_permissions = true; }},
+    {"writeback_cache", [](DaemonOptions& o) { o.writeback_cache = true; }},
+    {"keep_cache", [](DaemonOptions& o) { o.keep_cache = true; }},
+    {"passthrough", [](DaemonOptions& o) { o.passthrough = true; }},
+    {"auto_unmount", [](DaemonOptions& o) { o.auto_unmount = true; }},
+    {"sync_init", [](DaemonOptions& o) { o.sync_init = true; }},
+    {"ro", [](DaemonOptions& o) { o.read_only = true; }},
+    {"rw", [](DaemonOptions& o) { o.read_only = false; }},
+    {"suid", [](DaemonOptions& o) { o.mount_flags.nosuid = false; }},
+    {"nosuid", [](DaemonOptions& o) { o.mount_flags.nosuid = true; }},
+    {"dev", [](DaemonOptions& o) { o.mount_flags.nodev = false; }},
+    {"nodev", [](DaemonOptions& o) { o.mount_flags.nodev = true; }},
+    {"exec", [](DaemonOptions& o) { o.mount_flags.noexec = false; }},
+    {"noexec", [](DaemonOptions& o) { o.mount_flags.noexec = true; }},
+    // atime and nostrictatime undo noatime and strictatime: back to the kernel's relatime.
+    {"atime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kRelative; }},
+    {"relatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kRelative; }},
+    {"nostrictatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kRelative; }},
+    {"noatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kNever; }},
+    {"strictatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kEvery; }},
+    {"norelatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kEvery; }},
+    {"diratime", [](DaemonOptions& o) { o.mount_flags.nodiratime = false; }},
+    {"nodiratime", [](DaemonOptions& o) { o.mount_flags.nodiratime = true; }},
+    {"lazytime", [](DaemonOptions& o) { o.mount_flags.lazytime = true; }},
+    {"nolazytime", [](DaemonOptions& o) { o.mount_flags.lazytime = false; }},
+    // mount(8)'s own, about when and by whom to mount: nothing for the filesystem to do.
+    {"defaults", [](DaemonOptions&) {}},
+    {"auto", [](DaemonOptions&) {}},
+    {"noauto", [](DaemonOptions&) {}},
+    {"_netdev", [](DaemonOptions&) {}},
+    {"nofail", [](DaemonOptions&) {}},
+    {"user", [](DaemonOptions&) {}},
+    {"nouser", [](DaemonOptions&) {}},
+    {"users", [](DaemonOptions&) {}},
+    {"owner", [](DaemonOptions&) {}},
+    {"group", [](DaemonOptions&) {}},
+};
+
+// x-* and comment=*: fstab notes for other programs (systemd, udisks), which mount.fuse3 passes
+// on.
+bool IsOthersNote(std::string_view name) { return name.substr(0, 2) == "x-" || name == "comment"; }
+
 absl::Status ApplyFlagOption(std::string_view name, DaemonOptions& options) {
-  if (name == "allow_other")
-    options.allow_other = true;
-  else if (name == "default_permissions")
-    options.default_permissions = true;
-  else if (name == "ro")
-    options.read_only = true;
-  else if (name == "rw")
-    options.read_only = false;
-  else if (name == "writeback_cache")
-    options.writeback_cache = true;
-  else if (name == "keep_cache")
-    options.keep_cache = true;
-  else if (name == "passthrough")
-    options.passthrough = true;
-  else
-    return Bad(absl::StrFormat("unknown option -o %s", name));
-  return absl::OkStatus();
+  for (const FlagOption& option : kFlagOptions) {
+    if (option.name != name) continue;
+    option.apply(options);
+    return absl::OkStatus();
+  }
+  if (IsOthersNote(name)) return absl::OkStatus();
+  return Bad(absl::StrFormat("unknown option -o %s", name));
 }
 
 absl::Status ApplyValueOption(std::string_view name, std::string_view value,
@@ -70,6 +113,12 @@ absl::Status ApplyValueOption(std::string_view name, std::string_view value,
     options.request_timeout = *seconds;
     return absl::OkStatus();
   }
+  if (name == "fsname" || name == "subtype") {
+    if (value.empty()) return Bad(absl::StrFormat("-o %s needs a name", name));
+    (name == "fsname" ? options.fsname : options.subtype) = std::string(value);
+    return absl::OkStatus();
+  }
+  if (IsOthersNote(name)) return absl::OkStatus();
   Timeout* timeout = name == "entry_timeout"      ? &options.entry_timeout
                      : name == "attr_timeout"     ? &options.attr_timeout
                      : name == "negative_timeout" ? &options.negative_timeout
@@ -99,59 +148,114 @@ absl::Status ApplyMountOptions(std::string_view list, DaemonOptions& options) {
   return absl::OkStatus();
 }
 
-// --name=value or --name value; returns the value and advances `i` past what it used.
-absl::StatusOr<std::string_view> LongValue(std::span<const std::string_view> args, size_t& i,
-                                           std::string_view name) {
-  const std::string_view arg = args[i];
-  if (arg.size() > name.size() && arg[name.size()] == '=') return arg.substr(name.size() + 1);
-  if (i + 1 >= args.size()) return Bad(absl::StrFormat("%s needs a value", name));
-  return args[++i];
+// getopt_long's codes for the long options without a short one.
+enum LongOption : int {
+  kRevisions = 256,
+  kRevision,
+  kTransport,
+  kQueueDepth,
+  kThreads,
+  kTrace,
+};
+
+constexpr option kLongOptions[] = {
+    {"help", no_argument, nullptr, 'h'},
+    {"revisions", no_argument, nullptr, kRevisions},
+    {"revision", required_argument, nullptr, kRevision},
+    {"transport", required_argument, nullptr, kTransport},
+    {"queue-depth", required_argument, nullptr, kQueueDepth},
+    {"threads", required_argument, nullptr, kThreads},
+    {"trace", required_argument, nullptr, kTrace},
+    {nullptr, 0, nullptr, 0},
+};
+
+// '-': every positional comes back in its place as code 1, so that options may follow them
+// whatever POSIXLY_CORRECT says (mount.fuse3 puts them last). ':': a missing value is code ':'
+// rather than '?'.
+constexpr const char* kShortOptions = "-:hfdo:";
+constexpr int kPositional = 1;
+
+std::string_view LongName(int code) {
+  for (const option& long_option : kLongOptions) {
+    if (long_option.val == code) return long_option.name;
+  }
+  return "";
 }
 
-bool IsLong(std::string_view arg, std::string_view name) {
-  return arg == name || (arg.size() > name.size() && arg.substr(0, name.size()) == name &&
-                         arg[name.size()] == '=');
+// What getopt_long returned as `code` for one option, with `value` its argument if it takes one.
+absl::Status ApplyOption(int code, std::string_view value, DaemonOptions& options) {
+  switch (code) {
+    case 'h': options.help = true; return absl::OkStatus();
+    case 'f': options.foreground = true; return absl::OkStatus();
+    case 'd': options.debug = options.foreground = true; return absl::OkStatus();
+    case 'o': return ApplyMountOptions(value, options);
+    case kRevisions: options.mode = Mode::kRevisions; return absl::OkStatus();
+    case kRevision: options.revision = std::string(value); return absl::OkStatus();
+    case kTrace:
+      if (value.empty()) return Bad("--trace needs a file name");
+      options.trace = std::string(value);
+      return absl::OkStatus();
+    case kTransport: {
+      absl::StatusOr<TransportKind> kind = ParseTransportKind(value);
+      if (!kind.ok()) return kind.status();
+      options.transport = *kind;
+      return absl::OkStatus();
+    }
+    case kQueueDepth:
+    case kThreads: {
+      const bool queue_depth = code == kQueueDepth;
+      absl::StatusOr<int> count =
+          ParseCount(absl::StrFormat("--%s", LongName(code)), value, queue_depth ? 4096 : 1024);
+      if (!count.ok()) return count.status();
+      (queue_depth ? options.queue_depth : options.threads) = *count;
+      return absl::OkStatus();
+    }
+    default: return absl::InternalError(absl::StrFormat("option code %d has no handler", code));
+  }
 }
 
-absl::Status ApplyLongOption(std::span<const std::string_view> args, size_t& i,
-                             DaemonOptions& options) {
-  const std::string_view arg = args[i];
-  if (IsLong(arg, "--revision")) {
-    absl::StatusOr<std::string_view> value = LongValue(args, i, "--revision");
-    if (!value.ok()) return value.status();
-    options.revision = std::string(*value);
-    return absl::OkStatus();
+// getopt_long's complaint (`code` '?' or ':') about `arg`, in our words. `option_code` is
+// getopt's optopt: the short option refused, or the long option's code when its value is
+// missing or unwanted, or 0 for an unknown long option.
+absl::Status RefusedOption(int code, int option_code, std::string_view arg) {
+  const std::string_view name = arg.substr(0, arg.find('='));
+  if (code == ':') {
+    if (option_code == 'o') return Bad("-o needs a list of options");
+    return Bad(absl::StrFormat("%s needs a value", name));
   }
-  if (IsLong(arg, "--trace")) {
-    absl::StatusOr<std::string_view> value = LongValue(args, i, "--trace");
-    if (!value.ok()) return value.status();
-    if (value->empty()) return Bad("--trace needs a file name");
-    options.trace = std::string(*value);
-    return absl::OkStatus();
-  }
-  if (IsLong(arg, "--transport")) {
-    absl::StatusOr<std::string_view> value = LongValue(args, i, "--transport");
-    if (!value.ok()) return value.status();
-    absl::StatusOr<TransportKind> kind = ParseTransportKind(*value);
-    if (!kind.ok()) return kind.status();
-    options.transport = *kind;
-    return absl::OkStatus();
-  }
-  for (auto [name, target, max] : {std::tuple{"--queue-depth", &options.queue_depth, 4096},
-                                   std::tuple{"--threads", &options.threads, 1024}}) {
-    if (!IsLong(arg, name)) continue;
-    absl::StatusOr<std::string_view> value = LongValue(args, i, name);
-    if (!value.ok()) return value.status();
-    absl::StatusOr<int> count = ParseCount(name, *value, max);
-    if (!count.ok()) return count.status();
-    *target = *count;
-    return absl::OkStatus();
-  }
+  if (option_code >= kRevisions) return Bad(absl::StrFormat("%s takes no value", name));
+  if (option_code != 0) return Bad(absl::StrFormat("unknown option -%c", option_code));
   return Bad(absl::StrFormat("unknown option %s", arg));
 }
 
-absl::Status CheckPositionals(const std::vector<std::string_view>& positionals,
-                              DaemonOptions& options) {
+// Options and positionals in any order; returns the positionals in their order.
+absl::StatusOr<std::vector<std::string>> ParseOptions(std::span<const std::string_view> args,
+                                                      DaemonOptions& options) {
+  std::vector<std::string> storage = {"ringfused"};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const int argc = static_cast<int>(storage.size());
+  std::vector<std::string> positionals;
+  opterr = 0;
+  optind = 0;  // glibc: start over, whatever a previous parse left
+  for (;;) {
+    const int code = getopt_long(argc, argv.data(), kShortOptions, kLongOptions, nullptr);
+    if (code == -1) break;
+    if (code == '?' || code == ':') return RefusedOption(code, optopt, argv[optind - 1]);
+    if (code == kPositional) {
+      positionals.emplace_back(optarg);
+      continue;
+    }
+    const std::string_view value = optarg == nullptr ? "" : optarg;
+    if (absl::Status status = ApplyOption(code, value, options); !status.ok()) return status;
+  }
+  positionals.insert(positionals.end(), argv.begin() + optind, argv.end() - 1);  // after "--"
+  return positionals;
+}
+
+absl::Status CheckPositionals(const std::vector<std::string>& positionals, DaemonOptions& options) {
   const size_t wanted = 2;
   if (positionals.size() != wanted) {
     return Bad(options.mode == Mode::kRevisions
@@ -159,9 +263,16 @@ absl::Status CheckPositionals(const std::vector<std::string_view>& positionals,
                    : "expected SOURCE MOUNTPOINT (or --revisions REPO MOUNTPOINT)");
   }
   const std::string_view first = options.mode == Mode::kRevisions ? "REPO" : "SOURCE";
-  for (auto [value, name] : {std::pair{positionals[0], first},
-                             std::pair{positionals[1], std::string_view("MOUNTPOINT")}}) {
+  for (auto [value, name] :
+       {std::pair{std::string_view(positionals[0]), first},
+        std::pair{std::string_view(positionals[1]), std::string_view("MOUNTPOINT")}}) {
     if (value.empty()) return Bad(absl::StrFormat("%s is an empty path", name));
+  }
+  if (positionals[1].starts_with("/dev/fd/")) {
+    // mount.fuse3's drop_privileges mounts itself and hands over /dev/fuse as this path.
+    return Bad(
+        "a MOUNTPOINT of /dev/fd/N (mount.fuse3's drop_privileges) is not supported: mount "
+        "without drop_privileges");
   }
   options.source = std::string(positionals[0]);
   options.mountpoint = std::string(positionals[1]);
@@ -176,39 +287,20 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
   if (std::find(args.begin(), args.end(), "--revisions") != args.end()) {
     options.entry_timeout = options.attr_timeout = options.negative_timeout = kRevisionsTimeout;
   }
-  std::vector<std::string_view> positionals;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    absl::Status status;
-    if (arg == "-h" || arg == "--help") {
-      options.help = true;
-    } else if (arg == "-f") {
-      options.foreground = true;
-    } else if (arg == "-d") {
-      options.debug = options.foreground = true;
-    } else if (arg == "--revisions") {
-      options.mode = Mode::kRevisions;
-    } else if (arg == "-o") {
-      if (i + 1 >= args.size()) return Bad("-o needs a list of options");
-      status = ApplyMountOptions(args[++i], options);
-    } else if (arg.substr(0, 2) == "-o") {
-      status = ApplyMountOptions(arg.substr(2), options);
-    } else if (arg.substr(0, 2) == "--") {
-      status = ApplyLongOption(args, i, options);
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return Bad(absl::StrFormat("unknown option %s", arg));
-    } else {
-      positionals.push_back(arg);
-    }
-    if (!status.ok()) return status;
-  }
+  absl::StatusOr<std::vector<std::string>> positionals = ParseOptions(args, options);
+  if (!positionals.ok()) return positionals.status();
   if (options.help) return options;
-  if (absl::Status status = CheckPositionals(positionals, options); !status.ok()) return status;
+  if (absl::Status status = CheckPositionals(*positionals, options); !status.ok()) return status;
   if (options.passthrough && options.writeback_cache) {
     // The kernel refuses FOPEN_PASSTHROUGH on a connection with a writeback cache.
     return Bad(
         "-o passthrough and -o writeback_cache cannot be combined: the kernel serves "
         "passthrough files without its page cache");
+  }
+  if (options.sync_init && options.auto_unmount) {
+    return Bad(
+        "-o sync_init and -o auto_unmount cannot be combined: auto_unmount mounts through "
+        "fusermount3, which mounts before the daemon could answer INIT");
   }
   if (options.mode == Mode::kRevisions) {
     // A node id's content never changes there, so its pages may outlive every open.
@@ -242,6 +334,16 @@ std::string Usage(std::string_view program) {
       "  -o passthrough         reads and writes bypass the daemon (kernel passthrough)\n"
       "  -o request_timeout=S   the kernel aborts the connection when a request is unanswered\n"
       "                         for S seconds (blocking lock waits too); the daemon then exits 1\n"
+      "  -o auto_unmount        unmount when the daemon dies, even killed (through fusermount3)\n"
+      "  -o sync_init           answer INIT before mount() returns, so that a failed INIT fails\n"
+      "                         the mount (Linux 6.18+, as root)\n"
+      "  -o fsname=NAME         the source shown in /proc/mounts (default: SOURCE)\n"
+      "  -o subtype=NAME        the type shown as fuse.NAME (default: ringfused)\n"
+      "  -o nosuid,nodev,noexec,noatime,... mount(8)'s generic flags (suid, dev, exec, atime,\n"
+      "                         relatime, strictatime, nodiratime, lazytime and their no-\n"
+      "                         forms; nosuid,nodev unless given); defaults, auto, noauto,\n"
+      "                         _netdev, nofail, user, users, x-* and comment= are mount(8)'s\n"
+      "                         and ignored\n"
       "  --revision=NAME        with --revisions: serve NAME first (default: the newest)\n"
       "  --transport=KIND       auto (default), threads, uring or uring-cmd\n"
       "  --queue-depth=N        entries per io_uring queue\n"

@@ -5,8 +5,11 @@
 //
 // Options follow the FUSE conventions: -o a,b=c,... (repeatable), -f, -d, -h/--help, plus
 // --transport=auto|threads|uring|uring-cmd, --queue-depth=N, --threads=N and, with --revisions,
-// --revision=NAME. Revisions mode caches names, attributes and missing names for a day unless
-// told otherwise, as revisioned deployments run: a publish invalidates, not a timeout.
+// --revision=NAME. Options and the two paths come in any order, so that mount(8) can start it
+// through mount.fuse3 (`ringfused SOURCE MOUNTPOINT -o OPTIONS`), with mount(8)'s generic options
+// (nosuid, noexec, noatime, _netdev, noauto...) among the -o ones. Revisions mode caches names,
+// attributes and missing names for a day unless told otherwise, as revisioned deployments run: a
+// publish invalidates, not a timeout.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "ringfuse/mount_options.h"
 #include "ringfuse/reply.h"
 #include "transport/transport.h"
 
@@ -39,8 +43,13 @@ struct DaemonOptions {
   bool keep_cache = false;
   bool allow_other = false;
   bool default_permissions = false;
-  bool read_only = false;    // always true in revisions mode
-  bool passthrough = false;  // kernel passthrough (FUSE_DEV_IOC_BACKING_OPEN)
+  bool read_only = false;             // always true in revisions mode
+  bool passthrough = false;           // kernel passthrough (FUSE_DEV_IOC_BACKING_OPEN)
+  MountFlags mount_flags;             // nosuid, nodev, noexec, the atime family...
+  std::string fsname;                 // the source column of /proc/mounts; empty: SOURCE
+  std::string subtype = "ringfused";  // the type column shows fuse.<subtype>
+  bool auto_unmount = false;          // fusermount3 unmounts once the daemon dies, even by SIGKILL
+  bool sync_init = false;             // INIT is answered before mount() returns (Linux 6.18+)
   // Seconds after which the kernel aborts the connection if a request is still unanswered
   // (FUSE_REQUEST_TIMEOUT); 0: never.
   int request_timeout = 0;

@@ -27,8 +27,11 @@ constexpr uint64_t kEveryModeFlags = flag::kNoExportSupport;
 SessionOptions MakeSessionOptions(const DaemonOptions& options) {
   SessionOptions session;
   session.mount.mountpoint = options.mountpoint;
-  session.mount.fsname = options.source;
-  session.mount.subtype = "ringfused";
+  session.mount.fsname = options.fsname.empty() ? options.source : options.fsname;
+  session.mount.subtype = options.subtype;
+  session.mount.flags = options.mount_flags;
+  session.mount.auto_unmount = options.auto_unmount;
+  session.mount.sync_init = options.sync_init;
   session.mount.allow_other = options.allow_other;
   session.mount.default_permissions = options.default_permissions;
   session.mount.read_only = options.read_only || options.mode == Mode::kRevisions;

@@ -10,6 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "daemon/control_commands.h"
 #include "daemon/control_socket.h"
@@ -20,18 +24,41 @@ using ringfuse::daemon::ControlFields;
 
 constexpr absl::Duration kTimeout = absl::Seconds(60);
 
+}  // namespace
+
+ABSL_FLAG(std::string, invalidate, "epoch",
+          "publish: how to invalidate what the kernel cached: epoch, entries, entries-batched or "
+          "none");
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ringfuse-ctl publish MOUNTPOINT REV "
+    "[--invalidate=epoch|entries|entries-batched|none]\n"
+    "       ringfuse-ctl status MOUNTPOINT\n"
+    "\n"
+    "publish: serve revision REV of the repository mounted at MOUNTPOINT, then invalidate\n"
+    "what the kernel cached: epoch (default; one INC_EPOCH message), entries (one\n"
+    "INVAL_ENTRY per name and one INVAL_INODE per node), entries-batched (the same in one\n"
+    "io_uring submission) or none (cached names stay until their timeouts).\n";
+
 int Usage() {
-  std::fputs(
-      "usage: ringfuse-ctl publish MOUNTPOINT REV "
-      "[--invalidate=epoch|entries|entries-batched|none]\n"
-      "       ringfuse-ctl status MOUNTPOINT\n"
-      "\n"
-      "publish: serve revision REV of the repository mounted at MOUNTPOINT, then invalidate\n"
-      "what the kernel cached: epoch (default; one INC_EPOCH message), entries (one\n"
-      "INVAL_ENTRY per name and one INVAL_INODE per node), entries-batched (the same in one\n"
-      "io_uring submission) or none (cached names stay until their timeouts).\n",
-      stderr);
+  std::fputs(kUsage, stderr);
   return 2;
+}
+
+// Abseil ends the program with status 1 at an unknown flag; a command-line error here is 2, with
+// the usage.
+bool OnlyKnownFlags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") return true;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    std::string_view name = arg.substr(arg[1] == '-' ? 2 : 1);
+    name = name.substr(0, name.find('='));
+    if (absl::FindCommandLineFlag(std::string(name)) == nullptr) return false;
+  }
+  return true;
 }
 
 absl::StatusOr<ControlFields> Ask(const std::string& mountpoint, const std::string& request) {
@@ -69,7 +96,10 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string_view> args(argv + 1, argv + argc);
+  absl::SetProgramUsageMessage(kUsage);
+  if (!OnlyKnownFlags(argc, argv)) return Usage();
+  const std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string_view> args(parsed.begin() + 1, parsed.end());
   if (args.size() == 2 && args[0] == "status") {
     absl::StatusOr<ControlFields> fields = Ask(std::string(args[1]), "status");
     if (!fields.ok()) return Fail(fields.status());
@@ -80,15 +110,10 @@ int main(int argc, char** argv) {
         Field(*fields, "nodes").c_str(), Field(*fields, "lookups").c_str());
     return 0;
   }
-  if ((args.size() == 3 || args.size() == 4) && args[0] == "publish") {
-    std::string_view method = "epoch";
-    if (args.size() == 4) {
-      constexpr std::string_view kFlag = "--invalidate=";
-      if (args[3].substr(0, kFlag.size()) != kFlag) return Usage();
-      method = args[3].substr(kFlag.size());
-    }
+  if (args.size() == 3 && args[0] == "publish") {
     absl::StatusOr<ControlFields> fields =
-        Ask(std::string(args[1]), absl::StrFormat("publish %s %s", args[2], method));
+        Ask(std::string(args[1]),
+            absl::StrFormat("publish %s %s", args[2], absl::GetFlag(FLAGS_invalidate)));
     if (!fields.ok()) return Fail(fields.status());
     PrintPublished(*fields);
     return 0;

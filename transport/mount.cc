@@ -179,13 +179,29 @@ std::string EscapeForFusermount(absl::string_view value) {
   return escaped;
 }
 
-std::string FusermountOptions(const MountOptions& options) {
+// fusermount3 (3.14) knows suid, dev, exec and atime among the generic flags, and starts from
+// nosuid,nodev; only root may lift those two.
+absl::Status AppendFusermountFlags(const MountFlags& flags, std::vector<MountParam>& params) {
+  if (flags.atime == AtimeUpdate::kEvery || flags.nodiratime || flags.lazytime) {
+    return absl::InvalidArgumentError(
+        "fusermount3 cannot set strictatime, nodiratime or lazytime: drop them, or mount as root "
+        "without auto_unmount");
+  }
+  if (!flags.nosuid) params.push_back({"suid", ""});
+  if (!flags.nodev) params.push_back({"dev", ""});
+  if (flags.noexec) params.push_back({"noexec", ""});
+  if (flags.atime == AtimeUpdate::kNever) params.push_back({"noatime", ""});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> FusermountOptions(const MountOptions& options) {
   std::vector<MountParam> params;
   if (!options.fsname.empty()) params.push_back({"fsname", EscapeForFusermount(options.fsname)});
   if (!options.subtype.empty()) {
     params.push_back({"subtype", EscapeForFusermount(options.subtype)});
   }
   if (options.read_only) params.push_back({"ro", ""});
+  if (absl::Status flags = AppendFusermountFlags(options.flags, params); !flags.ok()) return flags;
   AppendPassThroughParams(options, params);
   if (options.auto_unmount) params.push_back({"auto_unmount", ""});
   return JoinParams(params);
@@ -214,14 +230,39 @@ absl::Status KernelMountError(int error, absl::string_view call, const MountOpti
   }
 }
 
+// The mount's flags as mount(2) and the new mount API (fsmount's attributes) spell them.
+struct KernelFlags {
+  unsigned long syscall = 0;
+  unsigned int attributes = 0;
+};
+
+KernelFlags KernelFlagsFor(const MountOptions& options) {
+  KernelFlags kernel;
+  const auto set = [&kernel](bool on, unsigned long syscall, unsigned int attribute) {
+    if (!on) return;
+    kernel.syscall |= syscall;
+    kernel.attributes |= attribute;
+  };
+  const MountFlags& flags = options.flags;
+  // Read-only is the superblock's too, and lazytime only the superblock's: see MountWithNewApi.
+  set(options.read_only, MS_RDONLY, MOUNT_ATTR_RDONLY);
+  set(flags.lazytime, MS_LAZYTIME, 0);
+  set(flags.nosuid, MS_NOSUID, MOUNT_ATTR_NOSUID);
+  set(flags.nodev, MS_NODEV, MOUNT_ATTR_NODEV);
+  set(flags.noexec, MS_NOEXEC, MOUNT_ATTR_NOEXEC);
+  set(flags.nodiratime, MS_NODIRATIME, MOUNT_ATTR_NODIRATIME);
+  set(flags.atime == AtimeUpdate::kRelative, MS_RELATIME, MOUNT_ATTR_RELATIME);
+  set(flags.atime == AtimeUpdate::kNever, MS_NOATIME, MOUNT_ATTR_NOATIME);
+  set(flags.atime == AtimeUpdate::kEvery, MS_STRICTATIME, MOUNT_ATTR_STRICTATIME);
+  return kernel;
+}
+
 absl::Status MountWithSyscall(const MountOptions& options, const std::vector<MountParam>& params) {
   const std::string type =
       options.subtype.empty() ? "fuse" : absl::StrCat("fuse.", options.subtype);
   const std::string data = JoinParams(params);
-  unsigned long flags = MS_NOSUID | MS_NODEV;
-  if (options.read_only) flags |= MS_RDONLY;
-  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), type.c_str(), flags,
-            data.c_str()) == 0) {
+  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), type.c_str(),
+            KernelFlagsFor(options).syscall, data.c_str()) == 0) {
     return absl::OkStatus();
   }
   return KernelMountError(errno, absl::StrCat("mount(2) of ", type, " with ", data), options, "");
@@ -257,6 +298,7 @@ absl::Status MountWithNewApi(const MountOptions& options, std::vector<MountParam
   if (!options.fsname.empty()) params.push_back({"source", options.fsname});
   if (!options.subtype.empty()) params.push_back({"subtype", options.subtype});
   if (options.read_only) params.push_back({"ro", ""});  // the superblock's flag; see fsmount
+  if (options.flags.lazytime) params.push_back({"lazytime", ""});
   for (const MountParam& param : params) {
     if (const int error = SetParam(context.get(), param); error != 0) {
       return KernelMountError(error, absl::StrCat("fsconfig of ", JoinParams({param})), options,
@@ -268,9 +310,8 @@ absl::Status MountWithNewApi(const MountOptions& options, std::vector<MountParam
     return KernelMountError(error, "fsconfig(FSCONFIG_CMD_CREATE)", options,
                             KernelLog(context.get()));
   }
-  unsigned int attributes = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-  if (options.read_only) attributes |= MOUNT_ATTR_RDONLY;
-  const UniqueFd detached(fsmount(context.get(), FSMOUNT_CLOEXEC, attributes));
+  const UniqueFd detached(
+      fsmount(context.get(), FSMOUNT_CLOEXEC, KernelFlagsFor(options).attributes));
   if (!detached.valid()) return KernelMountError(errno, "fsmount", options, "");
   if (move_mount(detached.get(), "", AT_FDCWD, options.mountpoint.c_str(),
                  MOVE_MOUNT_F_EMPTY_PATH) != 0) {
@@ -445,6 +486,27 @@ absl::StatusOr<uint32_t> ConnectionId(const std::string& mountpoint) {
   return device->second;
 }
 
+// The death watcher's life, in the forked child of a process that may have threads: only
+// async-signal-safe calls. It keeps nothing of ours but `watch` and `socket` (an fd of /dev/fuse
+// or of an io_uring would keep the connection alive), waits for end of file on `watch`, aborts
+// the connection through `abort_path`, and exits.
+[[noreturn]] void WatchForDeath(int watch, int socket, const char* abort_path) {
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &ignore, nullptr);
+  const int low = watch < socket ? watch : socket;
+  const int high = watch < socket ? socket : watch;
+  if (low > 0) close_range(0, low - 1, 0);
+  if (high > low + 1) close_range(low + 1, high - 1, 0);
+  close_range(high + 1, ~0U, 0);
+  char byte;
+  while (read(watch, &byte, 1) < 0 && errno == EINTR) {
+  }
+  const int abort_fd = open(abort_path, O_WRONLY | O_CLOEXEC);
+  if (abort_fd >= 0) (void)!write(abort_fd, "1", 1);
+  _exit(0);
+}
+
 }  // namespace
 
 absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
@@ -472,7 +534,27 @@ absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
   const absl::StatusOr<uint32_t> connection_id = ConnectionId(resolved.mountpoint);
   if (!connection_id.ok()) return CannotMount(resolved.mountpoint, connection_id.status());
   mount.connection_id_ = *connection_id;
+  if (mount.auto_unmount_socket_.valid()) mount.StartDeathWatcher();
   return mount;
+}
+
+// Without a watcher (fork failed) we hold the socket ourselves, as before: fusermount3 still
+// unmounts when our /dev/fuse fd goes with our exit.
+void Mount::StartDeathWatcher() {
+  const std::string abort_path = absl::StrFormat("%s/%u/abort", kFusectlPath, connection_id_);
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return;
+  UniqueFd watch(ends[0]);
+  UniqueFd alive(ends[1]);
+  const pid_t pid = fork();
+  if (pid == 0) WatchForDeath(watch.get(), auto_unmount_socket_.get(), abort_path.c_str());
+  if (pid < 0) {
+    Log(LogLevel::kWarning, "cannot fork the auto_unmount watcher: %s", std::strerror(errno));
+    return;
+  }
+  death_watcher_ = pid;
+  death_watch_pipe_ = std::move(alive);
+  auto_unmount_socket_.reset();  // the watcher's now
 }
 
 absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
@@ -494,6 +576,8 @@ absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
 
 absl::Status Mount::MountWithFusermount(const MountOptions& options) {
   if (access(kFusermountPath, X_OK) != 0) return FusermountMissing();
+  const absl::StatusOr<std::string> fusermount_options = FusermountOptions(options);
+  if (!fusermount_options.ok()) return fusermount_options.status();
   int ends[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
     return ErrnoStatus(errno, "cannot create the socket to fusermount3");
@@ -501,7 +585,7 @@ absl::Status Mount::MountWithFusermount(const MountOptions& options) {
   UniqueFd ours(ends[0]);
   UniqueFd theirs(ends[1]);
   const absl::StatusOr<pid_t> helper =
-      SpawnFusermount({"-o", FusermountOptions(options), "--", options.mountpoint}, theirs.get());
+      SpawnFusermount({"-o", *fusermount_options, "--", options.mountpoint}, theirs.get());
   if (!helper.ok()) return helper.status();
   // Only fusermount3 may hold its end: when it exits without sending, recvmsg must see EOF.
   theirs.reset();
@@ -533,6 +617,8 @@ Mount& Mount::operator=(Mount&& other) noexcept {
   connection_id_ = other.connection_id_;
   auto_unmount_helper_ = std::exchange(other.auto_unmount_helper_, -1);
   auto_unmount_socket_ = std::move(other.auto_unmount_socket_);
+  death_watcher_ = std::exchange(other.death_watcher_, -1);
+  death_watch_pipe_ = std::move(other.death_watch_pipe_);
   return *this;
 }
 
@@ -571,6 +657,12 @@ void Mount::StopAutoUnmountHelper() {
   // on stderr that it found nothing to unmount. While the mount remains, closing our end makes
   // it unmount the mount if its connection is dead.
   if (!mounted_) kill(auto_unmount_helper_, SIGKILL);
+  if (death_watcher_ > 0) {
+    // Killed, it aborts nothing: once unmounted, the connection's id may name another's.
+    kill(death_watcher_, SIGKILL);
+    WaitForExit(std::exchange(death_watcher_, -1));
+    death_watch_pipe_.reset();
+  }
   auto_unmount_socket_.reset();
   WaitForExit(std::exchange(auto_unmount_helper_, -1));
 }

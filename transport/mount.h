@@ -18,6 +18,9 @@
 
 namespace ringfuse {
 
+// Where the kernel lists its FUSE connections (fusectl), each as a directory named by its id.
+inline constexpr const char* kFusectlPath = "/sys/fs/fuse/connections";
+
 class Mount {
  public:
   // Mounts. `before_mount` is called with the /dev/fuse fd right before the mount call: with
@@ -55,6 +58,7 @@ class Mount {
   absl::Status MountInKernel(const MountOptions& options, mode_t root_type,
                              const std::function<void(int)>& before_mount);
   absl::Status MountWithFusermount(const MountOptions& options);
+  void StartDeathWatcher();
   void StopAutoUnmountHelper();
   void Release();
 
@@ -67,6 +71,12 @@ class Mount {
   // connection dead, which happens when our process dies.
   pid_t auto_unmount_helper_ = -1;
   UniqueFd auto_unmount_socket_;
+  // A child process that holds that socket instead of us: once we are gone it aborts the
+  // connection, then exits and so closes the socket. Closed by our own exit, the socket could
+  // reach fusermount3 while the connection still lived (an io_uring holds /dev/fuse until its
+  // teardown, which runs after the exit), and it would leave the mount in place.
+  pid_t death_watcher_ = -1;
+  UniqueFd death_watch_pipe_;  // the write end; the watcher reads end of file when we die
 };
 
 }  // namespace ringfuse

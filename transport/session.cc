@@ -15,11 +15,11 @@
 #include "ringfuse/wire.h"
 #include "transport/errno_status.h"
 #include "transport/session_impl.h"
+#include "transport/sync_init_thread.h"
 
 namespace ringfuse {
 namespace {
 
-constexpr const char* kFusectl = "/sys/fs/fuse/connections";
 constexpr const char* kEnableUringHint =
     "; the uring-cmd transport needs FUSE-over-io_uring (Linux 6.14+), switched on with "
     "`echo Y > /sys/module/fuse/parameters/enable_uring`";
@@ -49,9 +49,14 @@ std::string WhyChosen(TransportKind asked, const Negotiated& negotiated) {
                "predates 7.42)";
 }
 
+absl::Status WithUringHint(const absl::Status& status, TransportKind kind) {
+  if (kind != TransportKind::kUringCmd) return status;
+  return absl::Status(status.code(), absl::StrCat(status.message(), kEnableUringHint));
+}
+
 bool FusectlMounted() {
   struct stat self, parent;
-  return ::stat(kFusectl, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
+  return ::stat(kFusectlPath, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
          self.st_dev != parent.st_dev;
 }
 
@@ -65,10 +70,10 @@ bool ConnectionAlive(int dev_fd) {
 }  // namespace
 
 absl::Status AbortConnection(uint32_t connection_id) {
-  if (!FusectlMounted() && ::mount("fusectl", kFusectl, "fusectl", 0, nullptr) != 0) {
-    return ErrnoStatus(errno, absl::StrFormat("cannot mount fusectl on %s", kFusectl));
+  if (!FusectlMounted() && ::mount("fusectl", kFusectlPath, "fusectl", 0, nullptr) != 0) {
+    return ErrnoStatus(errno, absl::StrFormat("cannot mount fusectl on %s", kFusectlPath));
   }
-  const std::string path = absl::StrFormat("%s/%u/abort", kFusectl, connection_id);
+  const std::string path = absl::StrFormat("%s/%u/abort", kFusectlPath, connection_id);
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) {
     // ENOENT: the connection is already gone, which is what we wanted.
@@ -79,28 +84,18 @@ absl::Status AbortConnection(uint32_t connection_id) {
   return absl::OkStatus();
 }
 
-SessionImpl::SessionImpl(Mount mount, Handler& handler, const InitWishes& wishes)
-    : mount_(std::move(mount)),
-      init_channel_(mount_.dev_fd()),
-      dispatcher_(handler, init_channel_, diagnostics_, wishes) {}
+SessionImpl::SessionImpl(int dev_fd, Handler& handler, const InitWishes& wishes)
+    : init_channel_(dev_fd), dispatcher_(handler, init_channel_, diagnostics_, wishes) {}
 
 absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Start(const SessionOptions& options,
                                                                 Handler& handler) {
-  if (options.mount.sync_init) {
-    // mount() would wait for INIT, which the session answers only after mount() returns.
-    return absl::InvalidArgumentError(
-        "sync_init is a Mount option; Session answers INIT after mounting and does not use it");
-  }
-  absl::StatusOr<Mount> mount = Mount::Create(options.mount);
-  if (!mount.ok()) return mount.status();
-  std::unique_ptr<SessionImpl> session(
-      new SessionImpl(std::move(*mount), handler, WishesFor(options.transport, options.init)));
-  session->dispatcher_.set_observer(options.observer);
-  if (absl::Status status = session->ServeInit(options.init_timeout); !status.ok()) {
-    if (options.transport == TransportKind::kUringCmd) {
-      return absl::Status(status.code(), absl::StrCat(status.message(), kEnableUringHint));
-    }
-    return status;
+  absl::StatusOr<std::unique_ptr<SessionImpl>> mounted = MountWithSession(options, handler);
+  if (!mounted.ok()) return mounted.status();
+  std::unique_ptr<SessionImpl> session = std::move(*mounted);
+  if (absl::Status status =
+          options.mount.sync_init ? session->CheckInit() : session->ServeInit(options.init_timeout);
+      !status.ok()) {
+    return WithUringHint(status, options.transport);
   }
   if (absl::Status status = session->StartTransport(options); !status.ok()) {
     session->Stop();
@@ -109,25 +104,61 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Start(const SessionOpt
   return session;
 }
 
+absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::MountWithSession(
+    const SessionOptions& options, Handler& handler) {
+  std::unique_ptr<SessionImpl> session;
+  std::unique_ptr<SyncInitThread> init_thread;
+  if (options.mount.sync_init) {
+    absl::StatusOr<std::unique_ptr<SyncInitThread>> started = SyncInitThread::Start(
+        [&session](ConstBytes init) { session->dispatcher_.Dispatch(init, Delivery{}); });
+    if (!started.ok()) return started.status();
+    init_thread = std::move(*started);
+  }
+  const InitWishes wishes = WishesFor(options.transport, options.init);
+  absl::StatusOr<Mount> mount = Mount::Create(options.mount, [&](int dev_fd) {
+    session.reset(new SessionImpl(dev_fd, handler, wishes));
+    session->dispatcher_.set_observer(options.observer);
+    if (init_thread) init_thread->Serve(dev_fd);
+  });
+  if (init_thread) init_thread->Join(mount.ok());
+  if (!mount.ok()) {
+    // The kernel's errno for a refused INIT says less than the dispatcher did.
+    if (session != nullptr && session->dispatcher_.state() == ConnectionState::kInitFailed) {
+      return WithUringHint(
+          absl::FailedPreconditionError(absl::StrFormat(
+              "INIT with the kernel failed, so nothing was mounted on %s: %s (%s)",
+              options.mount.mountpoint, session->diagnostics_.last(), mount.status().message())),
+          options.transport);
+    }
+    return mount.status();
+  }
+  session->mount_.emplace(std::move(*mount));
+  return session;
+}
+
 absl::Status SessionImpl::ServeInit(absl::Duration timeout) {
-  const int fd = mount_.dev_fd();
+  const int fd = mount_->dev_fd();
   pollfd wait{fd, POLLIN, 0};
   const int ready = ::poll(&wait, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   if (ready <= 0) {
     return absl::DeadlineExceededError(
         absl::StrFormat("the kernel sent no INIT within %s after mounting %s",
-                        absl::FormatDuration(timeout), mount_.mountpoint()));
+                        absl::FormatDuration(timeout), mount_->mountpoint()));
   }
   // INIT is small, but the kernel refuses reads shorter than its minimum buffer.
   std::vector<std::byte> buffer(wire::kMinReadBuffer * 2);
   const ssize_t length = ::read(fd, buffer.data(), buffer.size());
   if (length < 0) return ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
   dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)), Delivery{});
+  return CheckInit();
+}
+
+absl::Status SessionImpl::CheckInit() {
   if (dispatcher_.state() != ConnectionState::kRunning) {
-    return absl::FailedPreconditionError(absl::StrFormat("INIT with the kernel failed for %s: %s",
-                                                         mount_.mountpoint(), diagnostics_.last()));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "INIT with the kernel failed for %s: %s", mount_->mountpoint(), diagnostics_.last()));
   }
-  notifier_ = std::make_unique<Notifier>(fd, dispatcher_.negotiated());
+  notifier_ = std::make_unique<Notifier>(mount_->dev_fd(), dispatcher_.negotiated());
   dispatcher_.set_notify_reply_sink(notifier_.get());
   return absl::OkStatus();
 }
@@ -136,12 +167,12 @@ absl::Status SessionImpl::StartTransport(const SessionOptions& options) {
   const Negotiated& negotiated = dispatcher_.negotiated();
   const TransportKind kind = Resolve(options.transport, negotiated);
   absl::StatusOr<std::unique_ptr<Transport>> transport = MakeTransport(
-      kind, TransportContext{mount_.dev_fd(), dispatcher_, negotiated, options.transport_options});
+      kind, TransportContext{mount_->dev_fd(), dispatcher_, negotiated, options.transport_options});
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
   if (absl::Status status = transport_->Start(); !status.ok()) return status;
   transport_choice_ = absl::StrFormat(
-      "serving %s over the %s transport (%s): %s", mount_.mountpoint(), TransportName(kind),
+      "serving %s over the %s transport (%s): %s", mount_->mountpoint(), TransportName(kind),
       WhyChosen(options.transport, negotiated), transport_->Describe());
   LogLine(LogLevel::kInfo, transport_choice_);
   return absl::OkStatus();
@@ -151,7 +182,7 @@ void SessionImpl::Wait() {
   // call_once holds every other caller until the first has joined the threads.
   std::call_once(join_once_, [this] {
     if (transport_) transport_->Join();
-    aborted_ = !stopping_ && mount_.StillMounted();
+    aborted_ = !stopping_ && mount_ && mount_->StillMounted();
   });
 }
 
@@ -159,9 +190,10 @@ void SessionImpl::Stop() {
   std::call_once(stop_once_, [this] {
     stopping_ = true;
     if (transport_) transport_->Stop();
-    const uint32_t connection = mount_.connection_id();
-    if (mount_.mounted()) {
-      if (absl::Status status = mount_.Unmount(/*lazy=*/true); !status.ok()) {
+    if (!mount_) return;  // the mount failed: nothing to end
+    const uint32_t connection = mount_->connection_id();
+    if (mount_->mounted()) {
+      if (absl::Status status = mount_->Unmount(/*lazy=*/true); !status.ok()) {
         Log(LogLevel::kWarning, "%s", status.ToString());
       }
     }
@@ -169,10 +201,10 @@ void SessionImpl::Stop() {
     // Only while it is alive: once it has ended the id may already name another filesystem's
     // connection.
     const absl::Time deadline = absl::Now() + kGraceAfterUnmount;
-    while (ConnectionAlive(mount_.dev_fd()) && absl::Now() < deadline) {
+    while (ConnectionAlive(mount_->dev_fd()) && absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(5));
     }
-    if (ConnectionAlive(mount_.dev_fd())) {
+    if (ConnectionAlive(mount_->dev_fd())) {
       if (absl::Status status = AbortConnection(connection); !status.ok()) {
         Log(LogLevel::kWarning, "%s", status.ToString());
       }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "protocol/dispatcher.h"
 #include "ringfuse/session.h"
@@ -18,6 +19,8 @@ namespace ringfuse {
 class SessionImpl {
  public:
   // Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
+  // With options.mount.sync_init, INIT is answered while mount() waits for it, so a refused INIT
+  // fails the mount and nothing is left mounted.
   static absl::StatusOr<std::unique_ptr<SessionImpl>> Start(const SessionOptions& options,
                                                             Handler& handler);
   // Stops (if still running) and joins.
@@ -38,18 +41,24 @@ class SessionImpl {
   const std::string& transport_choice() const { return transport_choice_; }
   const Transport& transport() const { return *transport_; }
   const Negotiated& negotiated() const { return dispatcher_.negotiated(); }
-  const Mount& mount() const { return mount_; }
-  int dev_fd() const { return mount_.dev_fd(); }
+  const Mount& mount() const { return *mount_; }
+  int dev_fd() const { return mount_->dev_fd(); }
   // Sends notifications on this connection; see notifier.h for which way to use where.
   Notifier& notifier() { return *notifier_; }
 
  private:
-  SessionImpl(Mount mount, Handler& handler, const InitWishes& wishes);
+  // The mount comes once mounted: with sync_init, INIT is answered before.
+  SessionImpl(int dev_fd, Handler& handler, const InitWishes& wishes);
 
+  // Mounts, creating the session once the /dev/fuse fd exists; with sync_init, answers INIT on a
+  // thread while mount() waits for it.
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> MountWithSession(
+      const SessionOptions& options, Handler& handler);
   absl::Status ServeInit(absl::Duration timeout);
+  absl::Status CheckInit();
   absl::Status StartTransport(const SessionOptions& options);
 
-  Mount mount_;
+  std::optional<Mount> mount_;  // set once mounted
   DevFuseReplyChannel init_channel_;
   LoggingDiagnostics diagnostics_;
   Dispatcher dispatcher_;

@@ -18,6 +18,24 @@ enum class MountMethod {
   kFusermount,    // fusermount3 (setuid helper)
 };
 
+// How accessed files' access times are updated (mount(8)'s atime family).
+enum class AtimeUpdate {
+  kRelative,  // relatime, the kernel's default: when older than the last change, or a day old
+  kNever,     // noatime
+  kEvery,     // strictatime: on every access
+};
+
+// The generic mount flags that mount(8) and fstab name, with FUSE's defaults: nosuid and nodev,
+// which only root may lift.
+struct MountFlags {
+  bool nosuid = true;
+  bool nodev = true;
+  bool noexec = false;
+  AtimeUpdate atime = AtimeUpdate::kRelative;
+  bool nodiratime = false;
+  bool lazytime = false;  // the superblock's: access times are written back lazily
+};
+
 struct MountOptions {
   std::string mountpoint;  // an existing directory, empty unless `nonempty`
   MountMethod method = MountMethod::kAuto;
@@ -26,6 +44,7 @@ struct MountOptions {
   bool allow_other = false;
   bool default_permissions = false;
   bool read_only = false;
+  MountFlags flags;
   bool nonempty = false;  // allow mounting over a non-empty directory
   std::optional<uint32_t> max_read;
   std::optional<uint32_t> blksize;  // only meaningful for fuseblk; rejected otherwise by the kernel

@@ -26,7 +26,8 @@ struct SessionOptions {
   TransportKind transport = TransportKind::kAuto;
   TransportOptions transport_options;
   InitWishes init;
-  absl::Duration init_timeout = absl::Seconds(10);  // for the kernel's INIT after mount()
+  // For the kernel's INIT after mount(); with mount.sync_init, mount() itself waits for INIT.
+  absl::Duration init_timeout = absl::Seconds(10);
   // Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
   RequestObserver* observer = nullptr;
 };
@@ -36,6 +37,8 @@ class SessionImpl;  // the library's internals
 class Session {
  public:
   // Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
+  // With options.mount.sync_init, INIT is answered while mount() waits for it, so a refused INIT
+  // fails the mount and nothing is left mounted.
   static absl::StatusOr<std::unique_ptr<Session>> Start(const SessionOptions& options,
                                                         Handler& handler);
   // Stops (if still running) and joins.

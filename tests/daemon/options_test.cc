@@ -134,5 +134,112 @@ TEST(DaemonOptions, TraceTakesAFileButNotAlongsideDebug) {
   EXPECT_THAT(ErrorOf({"-d", "--trace", "t", "/s", "/m"}), HasSubstr("cannot be combined"));
 }
 
+// mount(8) runs mount.fuse3, which runs `ringfused SOURCE MOUNTPOINT -o OPTIONS` (seen: "-o
+// rw,allow_other,dev,suid" for `mount -t fuse.ringfused SRC MNT -o allow_other` as root).
+TEST(DaemonOptions, TakesTheArgumentsMountFuse3Passes) {
+  const absl::StatusOr<DaemonOptions> parsed =
+      Parse({"/src", "/mnt", "-o", "rw,allow_other,dev,suid"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->source, "/src");
+  EXPECT_EQ(parsed->mountpoint, "/mnt");
+  EXPECT_TRUE(parsed->allow_other);
+  EXPECT_FALSE(parsed->read_only);
+  EXPECT_FALSE(parsed->mount_flags.nodev);
+  EXPECT_FALSE(parsed->mount_flags.nosuid);
+}
+
+TEST(DaemonOptions, OptionsMayFollowThePathsAndDoubleDashEndsThem) {
+  const absl::StatusOr<DaemonOptions> parsed = Parse({"/s", "/m", "-f", "--threads=2"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->foreground);
+  EXPECT_EQ(parsed->threads, 2);
+  ::setenv("POSIXLY_CORRECT", "1", 1);  // would stop getopt's scan at the first path
+  const absl::StatusOr<DaemonOptions> posix = Parse({"/s", "/m", "-o", "ro"});
+  ::unsetenv("POSIXLY_CORRECT");
+  ASSERT_TRUE(posix.ok()) << posix.status();
+  EXPECT_TRUE(posix->read_only);
+  EXPECT_EQ(posix->mountpoint, "/m");
+  const absl::StatusOr<DaemonOptions> dashed = Parse({"-f", "--", "-s", "/m"});
+  ASSERT_TRUE(dashed.ok()) << dashed.status();
+  EXPECT_EQ(dashed->source, "-s");
+}
+
+TEST(DaemonOptions, GenericMountOptionsBecomeMountFlags) {
+  const absl::StatusOr<DaemonOptions> defaults = Parse({"/s", "/m"});
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_TRUE(defaults->mount_flags.nosuid) << "FUSE's defaults";
+  EXPECT_TRUE(defaults->mount_flags.nodev);
+  EXPECT_FALSE(defaults->mount_flags.noexec);
+  EXPECT_EQ(defaults->mount_flags.atime, AtimeUpdate::kRelative);
+
+  const absl::StatusOr<DaemonOptions> parsed =
+      Parse({"-o", "ro,nosuid,nodev,noexec,nodiratime,lazytime,noatime", "/s", "/m"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->read_only);
+  EXPECT_TRUE(parsed->mount_flags.noexec);
+  EXPECT_TRUE(parsed->mount_flags.nodiratime);
+  EXPECT_TRUE(parsed->mount_flags.lazytime);
+  EXPECT_EQ(parsed->mount_flags.atime, AtimeUpdate::kNever);
+
+  for (auto [option, atime] :
+       {std::pair{"strictatime", AtimeUpdate::kEvery}, std::pair{"norelatime", AtimeUpdate::kEvery},
+        std::pair{"noatime,atime", AtimeUpdate::kRelative},
+        std::pair{"strictatime,nostrictatime", AtimeUpdate::kRelative},
+        std::pair{"noatime,relatime", AtimeUpdate::kRelative}}) {
+    const absl::StatusOr<DaemonOptions> one = Parse({"-o", option, "/s", "/m"});
+    ASSERT_TRUE(one.ok()) << option << ": " << one.status();
+    EXPECT_EQ(one->mount_flags.atime, atime) << option;
+  }
+  const absl::StatusOr<DaemonOptions> undone =
+      Parse({"-o", "noexec,exec,lazytime,nolazytime,nodiratime,diratime", "/s", "/m"});
+  ASSERT_TRUE(undone.ok()) << undone.status();
+  EXPECT_FALSE(undone->mount_flags.noexec);
+  EXPECT_FALSE(undone->mount_flags.lazytime);
+  EXPECT_FALSE(undone->mount_flags.nodiratime);
+}
+
+// fstab's options about when and by whom to mount, and notes for other programs, reach the daemon
+// when mount.fuse3 is run by hand or passes them on (defaults, x-*, comment=).
+TEST(DaemonOptions, MountsOwnOptionsAreAcceptedAndChangeNothing) {
+  const absl::StatusOr<DaemonOptions> plain = Parse({"/s", "/m"});
+  const absl::StatusOr<DaemonOptions> parsed =
+      Parse({"-o",
+             "defaults,auto,noauto,_netdev,nofail,user,nouser,users,owner,group,"
+             "x-systemd.automount,x-note=1,comment=backup",
+             "/s", "/m"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->read_only, plain->read_only);
+  EXPECT_EQ(parsed->mount_flags.nosuid, plain->mount_flags.nosuid);
+  EXPECT_EQ(parsed->mount_flags.nodev, plain->mount_flags.nodev);
+  EXPECT_EQ(parsed->allow_other, plain->allow_other);
+}
+
+TEST(DaemonOptions, FsnameSubtypeAutoUnmountAndSyncInit) {
+  const absl::StatusOr<DaemonOptions> defaults = Parse({"/s", "/m"});
+  EXPECT_EQ(defaults->fsname, "");
+  EXPECT_EQ(defaults->subtype, "ringfused");
+  EXPECT_FALSE(defaults->auto_unmount);
+  EXPECT_FALSE(defaults->sync_init);
+  const absl::StatusOr<DaemonOptions> parsed =
+      Parse({"-o", "fsname=data,subtype=backup,auto_unmount", "/s", "/m"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->fsname, "data");
+  EXPECT_EQ(parsed->subtype, "backup");
+  EXPECT_TRUE(parsed->auto_unmount);
+  EXPECT_TRUE(Parse({"-o", "sync_init", "/s", "/m"})->sync_init);
+  EXPECT_THAT(ErrorOf({"-o", "fsname=", "/s", "/m"}), HasSubstr("-o fsname needs a name"));
+  EXPECT_THAT(ErrorOf({"-o", "sync_init,auto_unmount", "/s", "/m"}),
+              HasSubstr("cannot be combined"));
+}
+
+TEST(DaemonOptions, UnknownMountOptionsAreRefusedByName) {
+  EXPECT_THAT(ErrorOf({"/s", "/m", "-o", "rw,nosuid,frobnicate"}),
+              HasSubstr("unknown option -o frobnicate"));
+  EXPECT_THAT(ErrorOf({"/s", "/m", "-o", "size=3"}), HasSubstr("unknown option -o size=3"));
+  EXPECT_THAT(ErrorOf({"--revisions=yes", "/r", "/m"}), HasSubstr("--revisions takes no value"));
+  EXPECT_THAT(ErrorOf({"/s", "/m", "--threads"}), HasSubstr("--threads needs a value"));
+  EXPECT_THAT(ErrorOf({"/s", "/dev/fd/3", "-o", "rw"}), HasSubstr("drop_privileges"));
+}
+
 }  // namespace
 }  // namespace ringfuse::daemon

@@ -43,6 +43,7 @@ using ringfuse::testing::ReadFile;
 using ringfuse::testing::TempDir;
 using ringfuse::testing::WriteFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kCommandBound = std::chrono::seconds(20);
@@ -662,6 +663,180 @@ TEST_F(RingfusedBinary, AUsersOwnDaemonMakesEveryOperationAsThatUser) {
   daemon_pid_ = -1;
   EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_TRUE(WaitUntilUnmounted(std::chrono::seconds(5)));
+}
+
+// The source and type columns of /proc/self/mounts for `path`.
+std::pair<std::string, std::string> SourceAndTypeOf(const std::string& path) {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string source, where, type, rest;
+  while (mounts >> source >> where >> type && std::getline(mounts, rest)) {
+    if (where == path) return {source, type};
+  }
+  return {};
+}
+
+// Every running process started from `binary`.
+std::vector<pid_t> ProcessesOf(const std::string& binary) {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code error;
+    if (std::filesystem::read_symlink(entry.path() / "exe", error) == binary) {
+      found.push_back(std::stoi(name));
+    }
+  }
+  return found;
+}
+
+// mount(8) as an administrator uses it: `mount -t fuse.ringfused` and fstab lines, through
+// Debian's mount.fuse3, which runs `/bin/sh -c 'ringfused SOURCE MOUNTPOINT -o OPTIONS'`.
+// mount(8) clears PATH for its helpers, so the shell's default one finds ringfused: each command
+// runs in a private mount namespace where /usr/local/sbin shows a directory holding the built
+// ringfused. Whatever a command leaves mounted there ends with its namespace, once TearDown has
+// killed the daemons it started.
+class RingfusedThroughMount : public RingfusedBinary {
+ protected:
+  void SetUp() override {
+    RingfusedBinary::SetUp();
+    source_ = repo_ + "/r1";
+    const std::string bin = dir_.path() + "/bin";
+    std::filesystem::create_directory(bin);
+    std::filesystem::create_symlink(RINGFUSED_BINARY, bin + "/ringfused");
+    bin_ = bin;
+  }
+
+  void TearDown() override {
+    for (const pid_t pid : ProcessesOf(std::filesystem::canonical(RINGFUSED_BINARY))) {
+      ::kill(pid, SIGKILL);
+    }
+    RingfusedBinary::TearDown();
+  }
+
+  // Runs `script` with sh in a private mount namespace where `ringfused` is on mount.fuse3's PATH.
+  Outcome InNamespace(const std::string& script) {
+    return RunCommand({"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+                       "mount --bind " + bin_ + " /usr/local/sbin && " + script});
+  }
+
+  // After `mount_command`: reads the file, shows the mount's line, unmounts with umount and shows
+  // that nothing is left.
+  std::string MountReadAndUnmount(const std::string& mount_command) {
+    const std::string& mnt = mountpoint_;
+    const Outcome outcome =
+        InNamespace(mount_command + " && cat " + mnt + "/version && grep ' " + mnt +
+                    " ' /proc/self/mountinfo && umount " + mnt +
+                    " && echo unmounted && grep -c ' " + mnt + " ' /proc/self/mountinfo; true");
+    EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+    return outcome.output;
+  }
+
+  // Whether every daemon started from the built binary has ended within `bound`.
+  static bool WaitUntilGoneAll(std::chrono::milliseconds bound) {
+    const auto deadline = Clock::now() + bound;
+    while (!ProcessesOf(std::filesystem::canonical(RINGFUSED_BINARY)).empty()) {
+      if (Clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+
+  std::string source_, bin_;
+};
+
+// The mount's own options (fields 6) of a mountinfo line printed by a script, as one string.
+std::string MountOptionsIn(const std::string& output, const std::string& mountpoint) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, where, options;
+    if (fields >> id >> parent >> device >> root >> where >> options && where == mountpoint) {
+      return "," + options + ",";
+    }
+  }
+  return "";
+}
+
+TEST_F(RingfusedThroughMount, MountTypeFuseRingfusedServesWithTheFlagsAskedAndUmountEndsIt) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string output =
+      MountReadAndUnmount("mount -t fuse.ringfused " + source_ + " " + mountpoint_ +
+                          " -o ro,nosuid,nodev,noexec,noatime,_netdev,allow_other");
+  EXPECT_THAT(output, HasSubstr("one\n"));
+  const std::string options = MountOptionsIn(output, mountpoint_);
+  for (const char* flag : {",ro,", ",nosuid,", ",nodev,", ",noexec,", ",noatime,"}) {
+    EXPECT_THAT(options, HasSubstr(flag)) << output;
+  }
+  EXPECT_THAT(output, HasSubstr("fuse.ringfused " + source_));
+  EXPECT_THAT(output, HasSubstr("unmounted\n0\n"));
+  EXPECT_TRUE(WaitUntilGoneAll(std::chrono::seconds(5))) << "the daemon outlived its umount";
+}
+
+// As root mount.fuse3 adds dev,suid unless told nodev,nosuid: the daemon does as told.
+TEST_F(RingfusedThroughMount, AnFstabLineMountsWithItsOptions) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string fstab = dir_.path() + "/fstab";
+  WriteFile(fstab, source_ + " " + mountpoint_ +
+                       " fuse.ringfused rw,nosuid,strictatime,noauto,nofail,x-note=1 0 0\n");
+  const std::string output = MountReadAndUnmount("mount -T " + fstab + " " + mountpoint_);
+  EXPECT_THAT(output, HasSubstr("one\n"));
+  const std::string options = MountOptionsIn(output, mountpoint_);
+  EXPECT_THAT(options, HasSubstr(",rw,")) << output;
+  EXPECT_THAT(options, HasSubstr(",nosuid,")) << output;
+  EXPECT_THAT(options, Not(HasSubstr(",nodev,"))) << "mount.fuse3 asked for dev: " << output;
+  EXPECT_THAT(options, Not(HasSubstr("atime,"))) << "strictatime shows no atime flag: " << output;
+  EXPECT_THAT(output, HasSubstr("unmounted\n0\n"));
+  EXPECT_TRUE(WaitUntilGoneAll(std::chrono::seconds(5))) << "the daemon outlived its umount";
+}
+
+// Negative control: an option ringfused does not know fails the mount, saying which.
+TEST_F(RingfusedThroughMount, AnUnknownOptionFailsTheMountByName) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const Outcome outcome = InNamespace("mount -t fuse.ringfused " + source_ + " " + mountpoint_ +
+                                      " -o nosuid,frobnicate; echo status $?; grep -c ' " +
+                                      mountpoint_ + " ' /proc/self/mountinfo; true");
+  EXPECT_THAT(outcome.output, HasSubstr("ringfused: unknown option -o frobnicate (see --help)"));
+  EXPECT_THAT(outcome.output, Not(HasSubstr("status 0")));
+  EXPECT_THAT(outcome.output, HasSubstr("\n0\n")) << "something was mounted";
+}
+
+// Killed with SIGKILL, the daemon cannot unmount; with -o auto_unmount fusermount3 does.
+TEST_F(RingfusedBinary, AutoUnmountLeavesNoMountBehindAKilledDaemon) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  for (const bool auto_unmount : {true, false}) {
+    SCOPED_TRACE(auto_unmount ? "auto_unmount" : "without auto_unmount (control)");
+    std::vector<std::string> args = {"-f", repo_ + "/r1", mountpoint_};
+    if (auto_unmount) args.insert(args.end(), {"-o", "auto_unmount"});
+    StartInForeground(args, dir_.path() + "/stderr");
+    EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+    ASSERT_EQ(::kill(daemon_pid_, SIGKILL), 0);
+    WaitBounded(std::exchange(daemon_pid_, -1), std::chrono::seconds(5));
+    EXPECT_EQ(WaitUntilUnmounted(std::chrono::seconds(1)), auto_unmount);
+    if (IsMounted(mountpoint_)) ::umount2(mountpoint_.c_str(), MNT_DETACH);
+  }
+}
+
+TEST_F(RingfusedBinary, FsnameAndSubtypeShowInProcMounts) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartInForeground({"-f", repo_ + "/r1", mountpoint_}, dir_.path() + "/stderr");
+  EXPECT_EQ(SourceAndTypeOf(mountpoint_), std::pair(repo_ + "/r1", std::string("fuse.ringfused")))
+      << "the defaults";
+  ASSERT_EQ(::kill(daemon_pid_, SIGTERM), 0);
+  WaitBounded(std::exchange(daemon_pid_, -1), std::chrono::seconds(10));
+  ASSERT_TRUE(WaitUntilUnmounted(std::chrono::seconds(5)));
+  StartInForeground({"-f", repo_ + "/r1", mountpoint_, "-o", "fsname=shared-data,subtype=backup"},
+                    dir_.path() + "/stderr");
+  EXPECT_EQ(SourceAndTypeOf(mountpoint_),
+            std::pair(std::string("shared-data"), std::string("fuse.backup")));
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+}
+
+// -o sync_init: INIT is answered while mount() waits, then the mount serves as usual.
+TEST_F(RingfusedBinary, SyncInitMountsAndServes) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string log = dir_.path() + "/stderr";
+  StartInForeground({"-f", "-o", "sync_init", repo_ + "/r1", mountpoint_}, log);
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n") << ReadFile(log);
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Milliseconds = std::chrono::milliseconds;
 using ringfuse::testing::DevFuseModeGuard;
 
@@ -466,6 +467,56 @@ TEST_P(MountMethodTest, AppearsInMountinfoWithTypeSourceAndOptions) {
   EXPECT_EQ(entry->minor, mount.connection_id());
   EXPECT_TRUE(WaitFor([&] { return served.server->state() == ConnectionState::kRunning; },
                       kServerExitBound));
+}
+
+// mount(8)'s generic flags reach the mount: noexec and noatime, and nosuid and nodev lifted (as
+// root). Negative control: the defaults show nosuid,nodev and neither of the others.
+TEST_P(MountMethodTest, GenericFlagsReachTheMount) {
+  ServedMount plain = MountAndServe(OptionsFor(NewDirectory("plain"), GetParam()));
+  ASSERT_TRUE(plain.mount.ok()) << plain.mount.status();
+  const std::optional<MountEntry> defaults = FindMount(plain.mount->mountpoint());
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_THAT(defaults->mount_options,
+              AllOf(Contains("nosuid"), Contains("nodev"), Contains("relatime"),
+                    Not(Contains("noexec")), Not(Contains("noatime"))));
+
+  MountOptions options = OptionsFor(NewDirectory("mnt"), GetParam());
+  options.flags.nosuid = false;
+  options.flags.nodev = false;
+  options.flags.noexec = true;
+  options.flags.atime = AtimeUpdate::kNever;
+  ServedMount served = MountAndServe(options);
+  ASSERT_TRUE(served.mount.ok()) << served.mount.status();
+  const std::optional<MountEntry> entry = FindMount(served.mount->mountpoint());
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_THAT(entry->mount_options, AllOf(Contains("noexec"), Contains("noatime"),
+                                          Not(Contains("nosuid")), Not(Contains("nodev"))));
+}
+
+// strictatime, nodiratime and lazytime: the kernel methods only.
+TEST_P(KernelMountTest, AtimeFlagsFusermountCannotSet) {
+  MountOptions options = OptionsFor(NewDirectory("mnt"), GetParam());
+  options.flags.atime = AtimeUpdate::kEvery;
+  options.flags.nodiratime = true;
+  options.flags.lazytime = true;
+  ServedMount served = MountAndServe(options);
+  ASSERT_TRUE(served.mount.ok()) << served.mount.status();
+  const std::optional<MountEntry> entry = FindMount(served.mount->mountpoint());
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_THAT(entry->mount_options,
+              AllOf(Contains("nodiratime"), Not(Contains("relatime")), Not(Contains("noatime"))));
+  EXPECT_THAT(entry->super_options, Contains("lazytime"));
+}
+
+TEST_F(MountTest, FusermountRefusesTheAtimeFlagsItCannotSet) {
+  SkipWithoutFusermount();
+  if (IsSkipped()) return;
+  MountOptions options = OptionsFor(NewDirectory("mnt"), MountMethod::kFusermount);
+  options.flags.atime = AtimeUpdate::kEvery;
+  const absl::StatusOr<Mount> mount = Mount::Create(options);
+  EXPECT_EQ(mount.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(mount.status().message(), HasSubstr("fusermount3 cannot set strictatime"));
+  EXPECT_FALSE(FindMount(options.mountpoint).has_value());
 }
 
 TEST_P(MountMethodTest, UnmountRemovesTheMountAndEndsTheServer) {
