@@ -10,7 +10,6 @@
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
 #include "daemon/search_permission.h"
-#include "daemon/thread_buffer.h"
 
 namespace ringfuse::daemon {
 
@@ -41,13 +40,13 @@ uint32_t PassthroughFs::DirOpenFlags() const {
 }
 
 void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
-                            DataReply reply) {
-  List(context.nodeid(), args.in.fh, args.in.offset, args.in.size, false, std::move(reply));
+                            DirReply reply) {
+  List(context.nodeid(), args.in.fh, false, std::move(reply));
 }
 
 void PassthroughFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
-                                DataReply reply) {
-  List(context.nodeid(), args.in.fh, args.in.offset, args.in.size, true, std::move(reply));
+                                DirPlusReply reply) {
+  List(context.nodeid(), args.in.fh, true, std::move(reply));
 }
 
 namespace {
@@ -67,17 +66,14 @@ bool AddUnlooked(DirentPacker& packer, const DirEntry& entry) {
 // where the last reply stopped. With `plus`, each entry but . and .. is also looked up, and a
 // lookup whose entry did not fit is given back; not in a directory whose names must not stay
 // cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
-void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
-                         DataReply reply) {
+void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply) {
   listings_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<DirHandle> handle = open_dirs_.Find(fh);
   if (handle == nullptr) return reply.Error(EBADF);
   const bool look_up =
       plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(handle->fd()));
-  const MutableBytes buffer = ThreadBuffer(size);
-  if (buffer.size() < size) return reply.Error(ENOMEM);
-  DirentPacker packer(buffer);
-  const int error = handle->List(offset, [&](const DirEntry& entry) {
+  DirentPacker& packer = reply.packer();
+  const int error = handle->List(reply.offset(), [&](const DirEntry& entry) {
     if (look_up && IsPlainName(entry.name)) {
       Found found;
       // A name gone since it was read is left out, as a listing natively may or may not show it.
@@ -91,7 +87,7 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32
   });
   if (error != 0 && packer.count() == 0) return reply.Error(error);
   if (look_up) PruneIfTooManyPinned();
-  reply.Ok(packer.packed());
+  reply.Ok();
 }
 
 void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,

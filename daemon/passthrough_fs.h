@@ -94,9 +94,9 @@ class PassthroughFs : public Handler {
 
   // Directories.
   void Opendir(const RequestContext& context, const op::Opendir& args, OpenReply reply) override;
-  void Readdir(const RequestContext& context, const op::Readdir& args, DataReply reply) override;
+  void Readdir(const RequestContext& context, const op::Readdir& args, DirReply reply) override;
   void Readdirplus(const RequestContext& context, const op::Readdirplus& args,
-                   DataReply reply) override;
+                   DirPlusReply reply) override;
   void Releasedir(const RequestContext& context, const op::Releasedir& args,
                   EmptyReply reply) override;
   void Fsyncdir(const RequestContext& context, const op::Fsyncdir& args, EmptyReply reply) override;
@@ -163,8 +163,7 @@ class PassthroughFs : public Handler {
   // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
   // errno to answer the open with.
   int NewHandle(UniqueFd fd, int flags, bool direct, wire::OpenOut& out);
-  void List(uint64_t dir_node, uint64_t fh, uint64_t offset, uint32_t size, bool plus,
-            DataReply reply);
+  void List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
   void ChangeXattr(const RequestContext& context, EmptyReply reply,
                    absl::FunctionRef<int(const char* path)> change);

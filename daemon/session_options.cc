@@ -20,7 +20,9 @@ constexpr uint64_t kRevisionFlags = flag::kCacheSymlinks;
 // File handles through the mount (name_to_handle_at, NFS export) would need every node id to be
 // resolvable after FORGET, which the daemon does not promise: without this flag the kernel hands
 // out handles that open as ESTALE; with it, name_to_handle_at fails with EOPNOTSUPP at once.
-constexpr uint64_t kEveryModeFlags = flag::kNoExportSupport;
+// Both modes serve READDIRPLUS, which the library asks for only when told.
+constexpr uint64_t kEveryModeFlags =
+    flag::kNoExportSupport | flag::kDoReaddirplus | flag::kReaddirplusAuto;
 
 }  // namespace
 

@@ -2,20 +2,36 @@
 
 #include <cerrno>
 #include <new>
+#include <type_traits>
 #include <variant>
 
 #include "absl/strings/str_format.h"
+#include "protocol/replying_ops.h"
 
 namespace ringfuse {
 namespace {
 
-// Builds the typed reply for an operation. Only CountReply needs the arguments: WRITE answers
-// with 32 bits, COPY_FILE_RANGE_64 with 64.
+// Builds the typed reply for an operation. Some need the arguments: a listing's buffer is as large
+// as the kernel asked for; WRITE answers with 32 bits, COPY_FILE_RANGE_64 with 64.
 template <typename ReplyType>
 struct ReplyFactory {
   template <typename Args>
   static ReplyType Make(ReplyToken token, const Args& /*args*/) {
     return ReplyType(std::move(token));
+  }
+};
+
+template <>
+struct ReplyFactory<DirReply> {
+  static DirReply Make(ReplyToken token, const op::Readdir& args) {
+    return DirReply(std::move(token), args.in);
+  }
+};
+
+template <>
+struct ReplyFactory<DirPlusReply> {
+  static DirPlusReply Make(ReplyToken token, const op::Readdirplus& args) {
+    return DirPlusReply(std::move(token), args.in);
   }
 };
 
@@ -40,6 +56,16 @@ const char* StateName(ConnectionState state) {
 }
 
 }  // namespace
+
+// Each listed operation is a Handler virtual taking its arguments and its typed reply: the
+// written-out declarations in ringfuse/handler.h agree with the list the dispatcher is made of.
+#define RINGFUSE_CHECK_HANDLER(Name, ReplyType)                                             \
+  static_assert(                                                                            \
+      std::is_same_v<decltype(&Handler::Name),                                              \
+                     void (Handler::*)(const RequestContext&, const op::Name&, ReplyType)>, \
+      "Handler::" #Name " must take const op::" #Name "& and " #ReplyType);
+RINGFUSE_FOR_EACH_REPLYING_OP(RINGFUSE_CHECK_HANDLER)
+#undef RINGFUSE_CHECK_HANDLER
 
 // Calls the handler method that matches the parsed arguments.
 struct RequestVisitor {

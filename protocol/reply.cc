@@ -168,6 +168,12 @@ bool DirentPacker::Append(ConstBytes head, std::string_view name, size_t record_
   return true;
 }
 
+DirListingReply::DirListingReply(ReplyToken token, const wire::ReadIn& request)
+    : TypedReply(std::move(token)),
+      buffer_(request.size),
+      packer_(buffer_),
+      offset_(request.offset) {}
+
 bool DirentPacker::Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name) {
   const wire::Dirent dirent{ino, offset, static_cast<uint32_t>(name.size()), type};
   return Append(AsBytes(dirent), name, DirentSize(name.size()));

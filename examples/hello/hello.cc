@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <string_view>
-#include <vector>
 
 #include "ringfuse/ringfuse.h"
 
@@ -42,14 +41,13 @@ class HelloFs : public Handler {
   void Opendir(const RequestContext&, const op::Opendir&, OpenReply reply) override {
     reply.Ok(MakeOpenOut(0, 0));
   }
-  void Readdir(const RequestContext&, const op::Readdir& args, DataReply reply) override {
-    std::vector<std::byte> buffer(args.in.size);
-    DirentPacker entries(buffer);
-    // An entry's offset is the cookie of the one after it: the kernel continues from there.
-    if (args.in.offset < 1) entries.Add(wire::kRootId, 1, DT_DIR, ".");
-    if (args.in.offset < 2) entries.Add(wire::kRootId, 2, DT_DIR, "..");
-    if (args.in.offset < 3) entries.Add(kFile, 3, DT_REG, kName);
-    reply.Ok(entries.packed());
+  void Readdir(const RequestContext&, const op::Readdir&, DirReply reply) override {
+    // Entries are numbered by their place in the listing; the kernel continues from offset().
+    const std::string_view names[] = {".", "..", kName};
+    for (uint64_t i = reply.offset(); i < 3; ++i) {
+      if (!reply.Add(names[i], i < 2 ? wire::kRootId : kFile, i < 2 ? DT_DIR : DT_REG)) break;
+    }
+    reply.Ok();
   }
 };
 
@@ -64,7 +62,6 @@ int main(int argc, char** argv) {
   options.mount.mountpoint = argv[1];
   options.mount.fsname = "hello";
   options.mount.read_only = true;
-  options.init.flags &= ~wire::init_flag::kDoReaddirplus;  // hello lists with plain READDIR
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(options, fs);
   if (!session.ok()) {
     std::fprintf(stderr, "hello: %s\n", session.status().ToString().c_str());

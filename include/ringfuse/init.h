@@ -16,10 +16,11 @@ namespace ringfuse {
 // What the server would like. Flags the kernel does not offer are dropped, except those listed in
 // `required_flags`, whose absence fails the negotiation with a message naming them.
 struct InitWishes {
+  // Not READDIRPLUS: the kernel does not fall back to READDIR when READDIRPLUS fails, so a
+  // handler that overrides Readdirplus adds kDoReaddirplus (and kReaddirplusAuto) itself.
   uint64_t flags = wire::init_flag::kAsyncRead | wire::init_flag::kBigWrites |
                    wire::init_flag::kMaxPages | wire::init_flag::kParallelDirops |
-                   wire::init_flag::kAtomicOTrunc | wire::init_flag::kDoReaddirplus |
-                   wire::init_flag::kReaddirplusAuto | wire::init_flag::kAsyncDio |
+                   wire::init_flag::kAtomicOTrunc | wire::init_flag::kAsyncDio |
                    wire::init_flag::kSetxattrExt;
   uint64_t required_flags = 0;
   uint32_t max_write = 1 << 20;      // bytes; rounded down to whole pages, at least one page

@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "ringfuse/bytes.h"
 #include "ringfuse/export.h"
@@ -141,7 +143,7 @@ class OpenReply : public TypedReply {
   void Ok(const wire::OpenOut& open) { token_.Send({AsBytes(open)}); }
 };
 
-// READ, READLINK, and READDIR/READDIRPLUS (with bytes from a DirentPacker).
+// READ and READLINK.
 class DataReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -212,9 +214,25 @@ class StatxReply : public TypedReply {
 };
 
 // Encoders from local types to the wire structs.
+// How long the kernel may cache an entry or attributes: Timeout{seconds, nanoseconds}, or any
+// std::chrono duration (Timeout(std::chrono::milliseconds(500))); negative durations mean 0.
 struct Timeout {
   uint64_t seconds = 0;
   uint32_t nanoseconds = 0;
+
+  constexpr Timeout() = default;
+  constexpr Timeout(uint64_t whole_seconds, uint32_t nanos = 0)  // NOLINT: Timeout{1} reads well
+      : seconds(whole_seconds), nanoseconds(nanos) {}
+  template <typename Rep, typename Period>
+  constexpr Timeout(std::chrono::duration<Rep, Period> duration)  // NOLINT: implicit on purpose
+      : Timeout(FromNanoseconds(std::chrono::duration_cast<std::chrono::nanoseconds>(duration))) {}
+
+ private:
+  static constexpr Timeout FromNanoseconds(std::chrono::nanoseconds ns) {
+    if (ns.count() <= 0) return Timeout();
+    return Timeout(static_cast<uint64_t>(ns.count() / 1'000'000'000),
+                   static_cast<uint32_t>(ns.count() % 1'000'000'000));
+  }
 };
 
 wire::Attr AttrFromStat(const struct stat& st);
@@ -257,6 +275,59 @@ class DirentPacker {
   size_t used_ = 0;
   size_t count_ = 0;
   size_t skipped_ = 0;
+};
+
+// READDIR and READDIRPLUS: a reply that owns a buffer of the size the kernel asked for and packs
+// entries into it. Each Add returns false, adding nothing, once the entry does not fit: then
+// send what is packed with Ok(); the kernel asks again from the last entry's cookie. Ok() with
+// nothing packed ends the listing.
+//
+// An entry's cookie is the offset the kernel passes back to continue after it. Add numbers
+// entries by their place in the listing (the n-th added answers the request's offset + n), for
+// a directory listed by index: list from entry number `offset()`. AddAt takes the cookie given,
+// for a directory with cookies of its own (telldir).
+class DirListingReply : public TypedReply {
+ public:
+  DirListingReply(ReplyToken token, const wire::ReadIn& request);
+
+  uint64_t offset() const { return offset_; }
+  void Ok() { token_.Send({packer_.packed()}); }
+  // The packer itself, for protocol work: entries of both kinds, counts, skipped names.
+  DirentPacker& packer() { return packer_; }
+
+ protected:
+  uint64_t NextCookie() const { return offset_ + packer_.count() + packer_.skipped() + 1; }
+
+ private:
+  std::vector<std::byte> buffer_;
+  DirentPacker packer_;
+  uint64_t offset_;
+};
+
+class DirReply : public DirListingReply {
+ public:
+  using DirListingReply::DirListingReply;
+  // `type` is the file type as readdir(3)'s d_type has it (DT_REG, DT_DIR, ...).
+  bool Add(std::string_view name, uint64_t ino, uint32_t type) {
+    return AddAt(NextCookie(), name, ino, type);
+  }
+  bool AddAt(uint64_t next_offset, std::string_view name, uint64_t ino, uint32_t type) {
+    return packer().Add(ino, next_offset, type, name);
+  }
+};
+
+// Each entry other than . and .. carries a lookup (as LOOKUP would answer it), which the kernel
+// counts like one: FORGET follows. An entry with node id 0 gives the name only.
+class DirPlusReply : public DirListingReply {
+ public:
+  using DirListingReply::DirListingReply;
+  bool Add(std::string_view name, const wire::EntryOut& entry, uint32_t type) {
+    return AddAt(NextCookie(), name, entry, type);
+  }
+  bool AddAt(uint64_t next_offset, std::string_view name, const wire::EntryOut& entry,
+             uint32_t type) {
+    return packer().AddPlus(entry, next_offset, type, name);
+  }
 };
 
 }  // namespace ringfuse

@@ -63,8 +63,50 @@ struct Forget {
 struct Getattr {
   wire::GetattrIn in;
 };
+// A time SETATTR sets: the one given, or the server's current time (touch, utimensat UTIME_NOW).
+struct SetTime {
+  bool now = false;
+  uint64_t seconds = 0;
+  uint32_t nanoseconds = 0;
+};
+
+// Each accessor answers nothing when the kernel does not ask to change that attribute (its bit
+// in in.valid is clear); in is the raw request.
 struct Setattr {
   wire::SetattrIn in;
+
+  std::optional<uint32_t> mode() const { return Field(wire::kFattrMode, in.mode); }
+  std::optional<uint32_t> uid() const { return Field(wire::kFattrUid, in.uid); }
+  std::optional<uint32_t> gid() const { return Field(wire::kFattrGid, in.gid); }
+  std::optional<uint64_t> size() const { return Field(wire::kFattrSize, in.size); }
+  // The open file the change comes through (ftruncate, fchmod...).
+  std::optional<uint64_t> fh() const { return Field(wire::kFattrFh, in.fh); }
+  std::optional<uint64_t> lock_owner() const { return Field(wire::kFattrLockOwner, in.lock_owner); }
+  std::optional<SetTime> atime() const {
+    return Time(wire::kFattrAtime, wire::kFattrAtimeNow, in.atime, in.atimensec);
+  }
+  std::optional<SetTime> mtime() const {
+    return Time(wire::kFattrMtime, wire::kFattrMtimeNow, in.mtime, in.mtimensec);
+  }
+  std::optional<SetTime> ctime() const {
+    return Time(wire::kFattrCtime, 0, in.ctime, in.ctimensec);
+  }
+  // A write or truncate by someone else than the owner: clear setuid and setgid
+  // (HANDLE_KILLPRIV_V2).
+  bool kill_suid_gid() const { return (in.valid & wire::kFattrKillSuidGid) != 0; }
+
+ private:
+  template <typename T>
+  std::optional<T> Field(uint32_t bit, T value) const {
+    if ((in.valid & bit) == 0) return std::nullopt;
+    return value;
+  }
+  std::optional<SetTime> Time(uint32_t bit, uint32_t now_bit, uint64_t seconds,
+                              uint32_t nanoseconds) const {
+    if ((in.valid & now_bit) != 0) return SetTime{.now = true};
+    if ((in.valid & bit) == 0) return std::nullopt;
+    return SetTime{.now = false, .seconds = seconds, .nanoseconds = nanoseconds};
+  }
 };
 struct Readlink {};
 struct Symlink {

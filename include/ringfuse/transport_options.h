@@ -12,7 +12,7 @@ RINGFUSE_PUBLIC_BEGIN
 namespace ringfuse {
 
 enum class TransportKind {
-  kAuto,      // uring-cmd when the kernel offers FUSE-over-io_uring, else uring, else threads
+  kAuto,      // uring-cmd when the kernel offers FUSE-over-io_uring at INIT, else uring
   kThreads,   // blocking read/writev, one thread per cloned /dev/fuse fd
   kUring,     // io_uring READ and WRITEV on /dev/fuse, one ring per worker
   kUringCmd,  // the kernel's FUSE-over-io_uring (uring_cmd), one queue per possible CPU

@@ -190,13 +190,13 @@ class ForgedHandles : public ::testing::Test {
       op::Readdir args{};
       args.in.fh = dir;
       args.in.size = 4096;
-      fs_->Readdir(Context(1), args, DataReply(Token()));
+      fs_->Readdir(Context(1), args, DirReply(Token(), args.in));
     });
     call("READDIRPLUS", [&] {
       op::Readdirplus args{};
       args.in.fh = dir;
       args.in.size = 4096;
-      fs_->Readdirplus(Context(1), args, DataReply(Token()));
+      fs_->Readdirplus(Context(1), args, DirPlusReply(Token(), args.in));
     });
     call("FSYNCDIR", [&] {
       op::Fsyncdir args{};

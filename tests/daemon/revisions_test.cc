@@ -36,6 +36,7 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
+#include "protocol/replying_ops.h"
 #include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 

@@ -15,20 +15,25 @@
 #include <thread>
 #include <vector>
 
+#include "examples/memfs/memfs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/transport/kernel_fixture.h"
-#include "tests/transport/memfs.h"
 
 namespace ringfuse::testing {
 namespace {
+
+using examples::MemFs;
 
 class EndToEnd : public TransportTest {
  protected:
   void SetUp() override {
     TransportTest::SetUp();
     if (IsSkipped()) return;
-    absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs_, GetParam());
+    SessionOptions options;  // MemFs serves READDIRPLUS, which a session asks for only if told
+    options.init.flags |= wire::init_flag::kDoReaddirplus | wire::init_flag::kReaddirplusAuto;
+    absl::StatusOr<std::unique_ptr<ServedMount>> mount =
+        ServedMount::Start(fs_, GetParam(), options);
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
     ASSERT_EQ(mount_->session().transport_kind(), GetParam());
@@ -225,14 +230,13 @@ TEST_P(ArgumentsAfterReply, StayIntactUntilTheHandlerReturns) {
   EXPECT_EQ(fs.written(), data);
 }
 
-// Without READDIRPLUS agreed at INIT, the kernel lists with plain READDIR.
+// By default a session does not ask for READDIRPLUS (the kernel would not fall back to READDIR
+// for a handler that does not serve it), so the kernel lists with plain READDIR.
 class PlainReaddir : public TransportTest {};
 
 TEST_P(PlainReaddir, ListsEveryEntry) {
   MemFs fs;
-  SessionOptions options;
-  options.init.flags &= ~(wire::init_flag::kDoReaddirplus | wire::init_flag::kReaddirplusAuto);
-  absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs, GetParam(), options);
+  absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(fs, GetParam());
   ASSERT_TRUE(mount.ok()) << mount.status();
   CreateAndListEveryEntry((*mount)->Path("dir"));
   EXPECT_GT(fs.RequestCount(Opcode::kReaddir), 0u);

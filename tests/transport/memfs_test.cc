@@ -1,6 +1,6 @@
 // MemFs driven the way a transport drives it: request bytes written by hand go through a
 // Dispatcher, and replies are decoded from the bytes it sends back. No kernel is involved.
-#include "tests/transport/memfs.h"
+#include "examples/memfs/memfs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -32,6 +32,8 @@
 
 namespace ringfuse::testing {
 namespace {
+
+using examples::MemFs;
 
 constexpr uint64_t kRoot = 1;
 constexpr uint32_t kUid = 1234;

@@ -25,13 +25,14 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "examples/memfs/memfs.h"
 #include "gtest/gtest.h"
 #include "tests/transport/kernel_fixture.h"
-#include "tests/transport/memfs.h"
 
 namespace ringfuse::testing {
 namespace {
 
+using examples::MemFs;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
 

@@ -26,14 +26,15 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "examples/memfs/memfs.h"
 #include "gtest/gtest.h"
 #include "ringfuse/session.h"
 #include "tests/transport/kernel_fixture.h"
-#include "tests/transport/memfs.h"
 
 namespace ringfuse::testing {
 namespace {
 
+using examples::MemFs;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kWaitBound{5000};  // how long a test waits before it gives up

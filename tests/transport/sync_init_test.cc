@@ -18,10 +18,10 @@
 #include <string>
 #include <thread>
 
+#include "examples/memfs/memfs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/transport/kernel_fixture.h"
-#include "tests/transport/memfs.h"
 
 namespace ringfuse {
 namespace {
@@ -77,7 +77,7 @@ class SyncInitTest : public ::testing::TestWithParam<MountMethod> {
 
   std::string dir_;
   SessionOptions options_;
-  testing::MemFs fs_;
+  examples::MemFs fs_;
 };
 
 INSTANTIATE_TEST_SUITE_P(KernelMethods, SyncInitTest,

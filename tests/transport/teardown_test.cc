@@ -27,14 +27,16 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "examples/memfs/memfs.h"
 #include "gtest/gtest.h"
 #include "ringfuse/session.h"
 #include "ringfuse/signals.h"
 #include "tests/transport/kernel_fixture.h"
-#include "tests/transport/memfs.h"
 
 namespace ringfuse::testing {
 namespace {
+
+using examples::MemFs;
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;

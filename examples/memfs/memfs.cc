@@ -1,4 +1,4 @@
-#include "tests/transport/memfs.h"
+#include "memfs.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <iterator>
 #include <vector>
 
-namespace ringfuse::testing {
+namespace ringfuse::examples {
 namespace {
 
 // Every node keeps generation 1: nodeids are never reused, so (nodeid, 1) is unique.
@@ -21,7 +21,7 @@ constexpr uint64_t kStatBlockSize = 512;  // the unit of st_blocks
 constexpr uint64_t kDirectorySize = 4096;
 // Writes and truncations past this fail with EFBIG instead of exhausting memory.
 constexpr uint64_t kMaxFileSize = uint64_t{1} << 32;
-// What STATFS reports as the capacity: large enough that no test runs out.
+// What STATFS reports as the capacity: large enough that nobody runs out.
 constexpr uint64_t kTotalBlocks = uint64_t{1} << 24;
 constexpr uint64_t kTotalFiles = uint64_t{1} << 20;
 constexpr uint32_t kNameLengthMax = 255;
@@ -90,23 +90,23 @@ MemFs::MemFs(const Options& options) : options_(options) {
   root.atime = root.mtime = root.ctime = Now();
 }
 
-// ---- Test side ----
+// ---- The owner's side ----
 
 uint64_t MemFs::AddFile(uint64_t parent, std::string_view name, std::string_view contents,
                         uint32_t mode) {
-  return AddFromTest(parent, name,
+  return AddDirectly(parent, name,
                      NodeSpec{.mode = S_IFREG | (mode & kPermissionBits), .contents = contents});
 }
 
 uint64_t MemFs::AddDir(uint64_t parent, std::string_view name, uint32_t mode) {
-  return AddFromTest(parent, name, NodeSpec{.mode = S_IFDIR | (mode & kPermissionBits)});
+  return AddDirectly(parent, name, NodeSpec{.mode = S_IFDIR | (mode & kPermissionBits)});
 }
 
 uint64_t MemFs::AddSymlink(uint64_t parent, std::string_view name, std::string_view target) {
-  return AddFromTest(parent, name, NodeSpec{.mode = S_IFLNK | 0777, .contents = target});
+  return AddDirectly(parent, name, NodeSpec{.mode = S_IFLNK | 0777, .contents = target});
 }
 
-uint64_t MemFs::AddFromTest(uint64_t parent, std::string_view name, const NodeSpec& spec) {
+uint64_t MemFs::AddDirectly(uint64_t parent, std::string_view name, const NodeSpec& spec) {
   std::lock_guard lock(mu_);
   uint64_t nodeid = 0;
   return AddChild(parent, name, spec, &nodeid) == 0 ? nodeid : 0;
@@ -182,7 +182,7 @@ void MemFs::SetBeforeOp(BeforeOp hook) {
 
 // ---- Request bookkeeping ----
 
-// Counted before the hook runs, so a test that sees the count knows the request is held.
+// Counted before the hook runs, so an owner that sees the count knows the request is held.
 void MemFs::Enter(Opcode opcode) {
   const auto index = static_cast<size_t>(opcode);
   if (index < requests_.size()) requests_[index].fetch_add(1, std::memory_order_relaxed);
@@ -573,20 +573,19 @@ int MemFs::OpenDir(uint64_t nodeid, wire::OpenOut* open) {
 }
 
 void MemFs::ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
-                          DataReply reply) {
-  std::vector<std::byte> buffer(in.size);
-  DirentPacker packer(buffer);
+                          DirListingReply reply) {
   int error = 0;
   {
     std::lock_guard lock(mu_);
-    error = FillDirectory(context.nodeid(), in, plus, packer);
+    error = FillDirectory(context.nodeid(), in, plus, reply.packer());
   }
-  Answer(reply, error, packer.packed());
+  Answer(reply, error);
 }
 
 // The stream is ".", "..", then the children in name order; an entry's cookie is its position
 // plus one, so the offset the kernel sends back is the position to resume from. Names created or
-// removed between two calls shift later positions, which is acceptable in a test fixture.
+// removed between two calls shift later positions, so a listing that races with them may skip or
+// repeat a name; stable per-entry cookies would avoid that at the cost of a second index.
 int MemFs::FillDirectory(uint64_t nodeid, const wire::ReadIn& in, bool plus, DirentPacker& packer) {
   int error = CheckHandle(in.fh);
   if (error != 0) return error;
@@ -922,12 +921,12 @@ void MemFs::Opendir(const RequestContext& context, const op::Opendir& /*args*/, 
   Answer(reply, error, open);
 }
 
-void MemFs::Readdir(const RequestContext& context, const op::Readdir& args, DataReply reply) {
+void MemFs::Readdir(const RequestContext& context, const op::Readdir& args, DirReply reply) {
   if (Begin(context, reply)) ReadDirectory(context, args.in, /*plus=*/false, std::move(reply));
 }
 
 void MemFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
-                        DataReply reply) {
+                        DirPlusReply reply) {
   if (Begin(context, reply)) ReadDirectory(context, args.in, /*plus=*/true, std::move(reply));
 }
 
@@ -946,7 +945,8 @@ void MemFs::Fsyncdir(const RequestContext& context, const op::Fsyncdir& /*args*/
   if (Begin(context, reply)) reply.Ok();
 }
 
-// Permission checks are the kernel's business (default_permissions) or nobody's in a test.
+// No permission checks: without allow_other only the mounting user reaches the mount, and with
+// default_permissions the kernel checks the modes itself and sends no ACCESS.
 void MemFs::Access(const RequestContext& context, const op::Access& /*args*/, EmptyReply reply) {
   if (Begin(context, reply)) reply.Ok();
 }
@@ -1005,4 +1005,4 @@ void MemFs::Lseek(const RequestContext& context, const op::Lseek& args, LseekRep
   Answer(reply, error, offset);
 }
 
-}  // namespace ringfuse::testing
+}  // namespace ringfuse::examples

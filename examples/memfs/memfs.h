@@ -1,10 +1,14 @@
-// An in-memory filesystem for the transport's end-to-end tests.
+// memfs: a complete read-write filesystem kept in memory, written against ringfuse's public API
+// alone (include/ringfuse/). It shows how a Handler answers every operation a real tree needs:
+// files (create, read, write, truncate, lseek), directories (readdir and readdirplus, with the
+// lookup reference each entry hands the kernel), symlinks, device nodes, hard links, xattrs,
+// rename with RENAME_NOREPLACE and RENAME_EXCHANGE, and FORGET, which frees unlinked nodes once
+// the kernel drops its last reference. main.cc mounts it; ringfuse's transport tests mount it too.
 //
-// MemFs answers every operation a mounted test tree needs (files, directories, symlinks, device
-// nodes, hard links, xattrs) and records what the kernel asked for, so that a test can check the
-// traffic a transport delivered: requests per opcode, LOOKUPs per name, and the lookup references
-// the kernel holds per node. Tests populate the tree directly (AddFile, AddDir, ...) without going
-// through the kernel, and can hold any request in flight with SetBeforeOp.
+// For those tests MemFs also lets its owner change the tree behind the kernel's back (AddFile,
+// SetContents, ...; what a notification test needs) and records the traffic it saw: requests per
+// opcode, LOOKUPs per name, the lookup references the kernel holds per node. SetBeforeOp holds
+// any request in flight.
 //
 // Thread-safe: transports call it from many threads. One mutex guards the tree; replies are sent
 // after it is released, so a transport that blocks in SendReply never blocks other requests.
@@ -29,7 +33,7 @@
 #include "absl/base/thread_annotations.h"
 #include "ringfuse/handler.h"
 
-namespace ringfuse::testing {
+namespace ringfuse::examples {
 
 class MemFs : public Handler {
  public:
@@ -51,13 +55,13 @@ class MemFs : public Handler {
   MemFs();
   explicit MemFs(const Options& options);
 
-  // Test-side population; these bypass the kernel and take no lookup references. Each returns
+  // Population by the owner; these bypass the kernel and take no lookup references. Each returns
   // the new node's id, or 0 when `parent` is not a directory or `name` is taken.
   uint64_t AddFile(uint64_t parent, std::string_view name, std::string_view contents,
                    uint32_t mode = 0644);
   uint64_t AddDir(uint64_t parent, std::string_view name, uint32_t mode = 0755);
   uint64_t AddSymlink(uint64_t parent, std::string_view name, std::string_view target);
-  // Test-side inspection and changes behind the kernel's back (for invalidation tests).
+  // Inspection and changes behind the kernel's back (what notifications are for).
   // FindChild returns 0 when there is no such entry; the others return false or nothing when
   // the node is missing or of the wrong kind.
   uint64_t FindChild(uint64_t parent, std::string_view name) const;
@@ -109,9 +113,9 @@ class MemFs : public Handler {
   void Fsync(const RequestContext& context, const op::Fsync& args, EmptyReply reply) override;
   void Statfs(const RequestContext& context, const op::Statfs& args, StatfsReply reply) override;
   void Opendir(const RequestContext& context, const op::Opendir& args, OpenReply reply) override;
-  void Readdir(const RequestContext& context, const op::Readdir& args, DataReply reply) override;
+  void Readdir(const RequestContext& context, const op::Readdir& args, DirReply reply) override;
   void Readdirplus(const RequestContext& context, const op::Readdirplus& args,
-                   DataReply reply) override;
+                   DirPlusReply reply) override;
   void Releasedir(const RequestContext& context, const op::Releasedir& args,
                   EmptyReply reply) override;
   void Fsyncdir(const RequestContext& context, const op::Fsyncdir& args, EmptyReply reply) override;
@@ -168,9 +172,9 @@ class MemFs : public Handler {
   // false when the request is answered already.
   template <typename Reply>
   bool Begin(const RequestContext& context, Reply& reply);
-  uint64_t AddFromTest(uint64_t parent, std::string_view name, const NodeSpec& spec);
+  uint64_t AddDirectly(uint64_t parent, std::string_view name, const NodeSpec& spec);
   void ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
-                     DataReply reply);
+                     DirListingReply reply);
 
   // Everything below runs with mu_ held. Those returning int return 0 or an errno.
   Inode* Find(uint64_t nodeid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -242,4 +246,4 @@ class MemFs : public Handler {
   std::map<std::pair<uint64_t, std::string>, uint64_t> lookups_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace ringfuse::testing
+}  // namespace ringfuse::examples

@@ -1,0 +1,174 @@
+// The conveniences of the public API over the wire structs: a listing reply that owns its buffer
+// and numbers its entries, SETATTR's optional accessors, and timeouts from std::chrono.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ringfuse/reply.h"
+#include "ringfuse/request.h"
+
+namespace ringfuse {
+namespace {
+
+// Keeps the body of the one reply sent.
+class CapturingChannel : public ReplyChannel {
+ public:
+  void SendReply(const ReplyTarget&, int32_t error_code,
+                 std::span<const ConstBytes> body) override {
+    ++replies;
+    error = error_code;
+    for (ConstBytes part : body) bytes.insert(bytes.end(), part.begin(), part.end());
+  }
+  ReplyToken Token() { return ReplyToken(this, ReplyTarget{7, 0}); }
+
+  int replies = 0;
+  int32_t error = 0;
+  std::vector<std::byte> bytes;
+};
+
+struct Listed {
+  std::string name;
+  uint64_t ino;
+  uint64_t next_offset;
+  uint32_t type;
+};
+
+// Reads back fuse_dirent records (or fuse_direntplus, whose dirent follows an entry_out).
+std::vector<Listed> Decode(const std::vector<std::byte>& bytes, bool plus) {
+  std::vector<Listed> listed;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    if (plus) at += sizeof(wire::EntryOut);
+    wire::Dirent dirent;
+    std::memcpy(&dirent, bytes.data() + at, sizeof(dirent));
+    const char* name = reinterpret_cast<const char*>(bytes.data() + at + sizeof(dirent));
+    listed.push_back({std::string(name, dirent.namelen), dirent.ino, dirent.off, dirent.type});
+    at += (sizeof(dirent) + dirent.namelen + 7) / 8 * 8;
+  }
+  return listed;
+}
+
+wire::ReadIn ListingRequest(uint64_t offset, uint32_t size) {
+  wire::ReadIn in{};
+  in.offset = offset;
+  in.size = size;
+  return in;
+}
+
+TEST(DirReply, NumbersEntriesFromTheRequestsOffset) {
+  CapturingChannel channel;
+  DirReply reply(channel.Token(), ListingRequest(5, 4096));
+  EXPECT_EQ(reply.offset(), 5u);
+  EXPECT_TRUE(reply.Add("a", 10, DT_REG));
+  EXPECT_TRUE(reply.Add("b", 11, DT_DIR));
+  EXPECT_TRUE(reply.AddAt(1000, "c", 12, DT_LNK));
+  reply.Ok();
+  ASSERT_EQ(channel.replies, 1);
+  const std::vector<Listed> listed = Decode(channel.bytes, false);
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[0].name, "a");
+  EXPECT_EQ(listed[0].next_offset, 6u);
+  EXPECT_EQ(listed[1].next_offset, 7u);
+  EXPECT_EQ(listed[1].type, static_cast<uint32_t>(DT_DIR));
+  EXPECT_EQ(listed[2].next_offset, 1000u);
+  EXPECT_EQ(listed[2].ino, 12u);
+}
+
+TEST(DirReply, RefusesTheEntryThatDoesNotFitAndSendsWhatDid) {
+  CapturingChannel channel;
+  // One 24-byte dirent with a name of up to 8 bytes fits in 32 bytes, not two.
+  DirReply reply(channel.Token(), ListingRequest(0, 32));
+  EXPECT_TRUE(reply.Add("first", 2, DT_REG));
+  EXPECT_FALSE(reply.Add("second", 3, DT_REG));
+  reply.Ok();
+  const std::vector<Listed> listed = Decode(channel.bytes, false);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].name, "first");
+}
+
+TEST(DirReply, OkWithNothingAddedEndsTheListing) {
+  CapturingChannel channel;
+  DirReply(channel.Token(), ListingRequest(3, 4096)).Ok();
+  EXPECT_EQ(channel.replies, 1);
+  EXPECT_EQ(channel.error, 0);
+  EXPECT_TRUE(channel.bytes.empty());
+}
+
+TEST(DirReply, ASkippedBadNameStillTakesItsPlaceInTheNumbering) {
+  CapturingChannel channel;
+  DirReply reply(channel.Token(), ListingRequest(0, 4096));
+  EXPECT_TRUE(reply.Add("ok", 2, DT_REG));
+  reply.Add("bad/name", 3, DT_REG);  // the kernel would fail the whole READDIR with EIO
+  EXPECT_TRUE(reply.Add("after", 4, DT_REG));
+  reply.Ok();
+  const std::vector<Listed> listed = Decode(channel.bytes, false);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[1].name, "after");
+  EXPECT_EQ(listed[1].next_offset, 3u);  // the third entry of the listing
+}
+
+TEST(DirPlusReply, CarriesEachEntrysLookup) {
+  CapturingChannel channel;
+  DirPlusReply reply(channel.Token(), ListingRequest(0, 4096));
+  wire::EntryOut entry{};
+  entry.nodeid = 42;
+  entry.attr.ino = 42;
+  EXPECT_TRUE(reply.Add("file", entry, DT_REG));
+  reply.Ok();
+  ASSERT_GE(channel.bytes.size(), sizeof(wire::EntryOut));
+  wire::EntryOut sent;
+  std::memcpy(&sent, channel.bytes.data(), sizeof(sent));
+  EXPECT_EQ(sent.nodeid, 42u);
+  const std::vector<Listed> listed = Decode(channel.bytes, true);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].name, "file");
+  EXPECT_EQ(listed[0].next_offset, 1u);
+}
+
+TEST(SetattrAccessors, AnswerOnlyWhatTheKernelAsksToChange) {
+  op::Setattr truncate{};
+  truncate.in.valid = wire::kFattrSize | wire::kFattrFh;
+  truncate.in.size = 4096;
+  truncate.in.fh = 9;
+  truncate.in.mode = 0777;  // present in the struct, but not asked for
+  EXPECT_EQ(truncate.size(), 4096u);
+  EXPECT_EQ(truncate.fh(), 9u);
+  EXPECT_FALSE(truncate.mode().has_value());
+  EXPECT_FALSE(truncate.uid().has_value());
+  EXPECT_FALSE(truncate.atime().has_value());
+  EXPECT_FALSE(truncate.kill_suid_gid());
+}
+
+TEST(SetattrAccessors, TellANowTimeFromAGivenOne) {
+  op::Setattr touch{};
+  touch.in.valid = wire::kFattrAtime | wire::kFattrAtimeNow | wire::kFattrMtime;
+  touch.in.mtime = 1234;
+  touch.in.mtimensec = 5;
+  ASSERT_TRUE(touch.atime().has_value());
+  EXPECT_TRUE(touch.atime()->now);
+  ASSERT_TRUE(touch.mtime().has_value());
+  EXPECT_FALSE(touch.mtime()->now);
+  EXPECT_EQ(touch.mtime()->seconds, 1234u);
+  EXPECT_EQ(touch.mtime()->nanoseconds, 5u);
+  EXPECT_FALSE(touch.ctime().has_value());
+}
+
+TEST(Timeout, ComesFromAChronoDuration) {
+  const Timeout half = std::chrono::milliseconds(1500);
+  EXPECT_EQ(half.seconds, 1u);
+  EXPECT_EQ(half.nanoseconds, 500'000'000u);
+  const Timeout negative = std::chrono::seconds(-3);
+  EXPECT_EQ(negative.seconds, 0u);
+  EXPECT_EQ(negative.nanoseconds, 0u);
+  const Timeout whole{2};
+  EXPECT_EQ(whole.seconds, 2u);
+}
+
+}  // namespace
+}  // namespace ringfuse
