@@ -29,5 +29,5 @@ file(RELATIVE_PATH ringfuse_pc_to_prefix
 configure_file(cmake/ringfuse.pc.in ${PROJECT_BINARY_DIR}/ringfuse.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ringfuse.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-install(TARGETS ringfused ringfuse-ctl ringfuse-bench ringfuse-latency ringfuse-selfcheck
+install(TARGETS ringfused ringfuse-ctl ringfuse-trace ringfuse-bench ringfuse-latency ringfuse-selfcheck
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -20,6 +20,7 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/revisions.h"
 #include "daemon/session_options.h"
+#include "ringfuse/json_trace.h"
 #include "ringfuse/log.h"
 #include "ringfuse/notify.h"
 #include "ringfuse/session.h"
@@ -95,6 +96,7 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
 // Everything that lives while the mount is served, torn down in reverse order.
 struct Running {
   DebugTracer tracer;
+  std::unique_ptr<JsonTraceWriter> trace;
   std::unique_ptr<PassthroughFs> fs;
   std::unique_ptr<Session> session;
   std::unique_ptr<Publisher> publisher;
@@ -116,13 +118,17 @@ absl::Status StartControl(Running& running, Served& served, const DaemonOptions&
   return absl::OkStatus();
 }
 
-absl::Status Start(Running& running, const DaemonOptions& options) {
+absl::Status Start(Running& running, const DaemonOptions& options, UniqueFd trace_file) {
   absl::StatusOr<Served> served = OpenServed(options);
   if (!served.ok()) return served.status();
   running.fs = std::make_unique<PassthroughFs>(std::move(served->root), options);
   if (options.mode == Mode::kRevisions) running.fs->inodes().TrackEntries();
   SessionOptions session_options = MakeSessionOptions(options);
   if (options.debug) session_options.observer = &running.tracer;
+  if (trace_file.valid()) {
+    running.trace = std::make_unique<JsonTraceWriter>(trace_file.release());
+    session_options.observer = running.trace.get();
+  }
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(session_options, *running.fs);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
@@ -150,6 +156,18 @@ int Run(const DaemonOptions& options, std::string_view program) {
     return 1;
   }
   SetLogLevel(options.debug ? LogLevel::kDebug : LogLevel::kWarning);
+  // Opened before detaching, so that a relative FILE is where the user meant and a bad one fails
+  // in the foreground; its writer thread starts after, since threads do not survive the fork.
+  UniqueFd trace_file;
+  if (!options.trace.empty()) {
+    absl::StatusOr<int> created = JsonTraceWriter::CreateFile(options.trace);
+    if (!created.ok()) {
+      std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
+                   std::string(created.status().message()).c_str());
+      return 1;
+    }
+    trace_file.reset(*created);
+  }
   std::optional<DetachedDaemon> detached;
   if (!options.foreground) {
     absl::StatusOr<DetachedDaemon> daemon = Detach(program);
@@ -161,7 +179,7 @@ int Run(const DaemonOptions& options, std::string_view program) {
     detached.emplace(std::move(*daemon));
   }
   Running running;
-  if (absl::Status status = Start(running, options); !status.ok()) {
+  if (absl::Status status = Start(running, options, std::move(trace_file)); !status.ok()) {
     const std::string message(status.message());
     if (detached) {
       detached->Failed(message);  // the waiting command prints it

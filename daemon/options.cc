@@ -155,6 +155,7 @@ enum LongOption : int {
   kTransport,
   kQueueDepth,
   kThreads,
+  kTrace,
 };
 
 constexpr option kLongOptions[] = {
@@ -164,6 +165,7 @@ constexpr option kLongOptions[] = {
     {"transport", required_argument, nullptr, kTransport},
     {"queue-depth", required_argument, nullptr, kQueueDepth},
     {"threads", required_argument, nullptr, kThreads},
+    {"trace", required_argument, nullptr, kTrace},
     {nullptr, 0, nullptr, 0},
 };
 
@@ -189,6 +191,10 @@ absl::Status ApplyOption(int code, std::string_view value, DaemonOptions& option
     case 'o': return ApplyMountOptions(value, options);
     case kRevisions: options.mode = Mode::kRevisions; return absl::OkStatus();
     case kRevision: options.revision = std::string(value); return absl::OkStatus();
+    case kTrace:
+      if (value.empty()) return Bad("--trace needs a file name");
+      options.trace = std::string(value);
+      return absl::OkStatus();
     case kTransport: {
       absl::StatusOr<TransportKind> kind = ParseTransportKind(value);
       if (!kind.ok()) return kind.status();
@@ -300,6 +306,7 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
     // A node id's content never changes there, so its pages may outlive every open.
     options.read_only = options.keep_cache = true;
   }
+  if (options.debug && !options.trace.empty()) return Bad("-d and --trace cannot be combined");
   if (!options.revision.empty() && options.mode != Mode::kRevisions) {
     return Bad("--revision is for --revisions mode");
   }
@@ -343,6 +350,8 @@ std::string Usage(std::string_view program) {
       "  --threads=N            worker threads (threads and uring transports)\n"
       "  -f                     stay in the foreground\n"
       "  -d                     log every request and reply on one line (implies -f)\n"
+      "  --trace=FILE           write every request and reply to FILE as JSON lines\n"
+      "                         (read them with ringfuse-trace)\n"
       "  -h, --help             this text\n",
       program);
 }

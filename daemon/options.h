@@ -61,6 +61,7 @@ struct DaemonOptions {
   int threads = 0;          // 0: one per online CPU
   bool foreground = false;  // -f
   bool debug = false;       // -d: every request and reply on one line; implies -f
+  std::string trace;        // --trace=FILE: every request and reply as JSON lines in FILE
   bool help = false;        // -h, --help: print Usage() and exit 0
 };
 

@@ -29,11 +29,11 @@
 //                  [--files=10000] [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...
 //
 // CONFIG is native, ringfused[:transport=...,cache=on|off,passthrough,depth=N,threads=N,
-// o=NAME[=VALUE],name=LABEL], floor[:transport=...] (the null filesystem, the limit a daemon can
-// approach) or cmd:LABEL=TEMPLATE (any daemon run in the foreground, {src} and {mnt} replaced;
-// see tools/compare_configs.h). For each round, each config in turn gets a fresh source tree, a
-// mount, the workloads of tools/compare_workloads.h with the daemon's CPU time around each, and
-// an unmount; results.csv, results.md (medians, ratios, spread; printed at the end) and
+// o=NAME[=VALUE],trace=FILE,name=LABEL], floor[:transport=...] (the null filesystem, the limit a
+// daemon can approach) or cmd:LABEL=TEMPLATE (any daemon run in the foreground, {src} and {mnt}
+// replaced; see tools/compare_configs.h). For each round, each config in turn gets a fresh source
+// tree, a mount, the workloads of tools/compare_workloads.h with the daemon's CPU time around each,
+// and an unmount; results.csv, results.md (medians, ratios, spread; printed at the end) and
 // chart.svg go to --output-dir (default: a new directory here). A workload that fails shows its
 // error in the table; --check fails the run when native or a ringfused config lacks a metric.
 //
@@ -287,7 +287,8 @@ int main(int argc, char** argv) {
       "  ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=a,b,...] [--files=10000]\n"
       "                 [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...\n"
       "    CONFIG: native | ringfused[:transport=T,cache=on|off,passthrough,depth=N,threads=N,\n"
-      "            o=NAME[=VALUE],name=LABEL] | floor[:transport=T] | cmd:LABEL=TEMPLATE\n"
+      "            o=NAME[=VALUE],trace=FILE,name=LABEL] | floor[:transport=T] | "
+      "cmd:LABEL=TEMPLATE\n"
       "            (TEMPLATE: a command line, split on spaces, with {src} and {mnt})");
   const std::string command_line = ringfuse::tools::CommandLine(argc, argv);
   ringfuse::tools::AcceptHyphenatedFlags(argc, argv);

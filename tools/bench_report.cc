@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
+#include "tools/percentile.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -25,14 +26,6 @@ struct Summary {
   double median = 0;
 };
 
-// Nearest rank: with 100 runs the p99 is the second largest, with 3 the largest.
-double Percentile(std::vector<double> values, double p) {
-  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
-  const size_t at = std::clamp<size_t>(rank, 1, values.size()) - 1;
-  std::nth_element(values.begin(), values.begin() + at, values.end());
-  return values[at];
-}
-
 using Field = double PublishSample::*;
 
 std::vector<double> Column(const std::vector<PublishSample>& samples, Field field) {
@@ -44,7 +37,7 @@ std::vector<double> Column(const std::vector<PublishSample>& samples, Field fiel
 std::optional<Summary> Summarize(const TreeResult& result, const std::string& method, Field field) {
   auto found = result.by_method.find(method);
   if (found == result.by_method.end() || found->second.empty()) return std::nullopt;
-  const std::vector<double> values = Column(found->second, field);
+  std::vector<double> values = Column(found->second, field);
   const double sum = std::accumulate(values.begin(), values.end(), 0.0);
   return Summary{sum / static_cast<double>(values.size()), Percentile(values, 0.99),
                  Percentile(values, 0.5)};

@@ -49,13 +49,16 @@ absl::Status ApplyRingfusedKey(const std::string& key, const std::string& value,
   } else if (key == "o" && !value.empty()) {
     config.argv.insert(config.argv.end(), {"-o", value});
     absl::StrAppend(&label_suffix, "/", value);
+  } else if (key == "trace" && !value.empty()) {
+    config.argv.push_back("--trace=" + value);
+    absl::StrAppend(&label_suffix, "/trace");
   } else if (key == "name" && !value.empty()) {
     config.label = value;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("bad key ", key, value.empty() ? "" : "=", value,
                      " (transport=auto|threads|uring|uring-cmd, cache=on|off, passthrough, "
-                     "depth=N, threads=N, o=NAME[=VALUE], name=LABEL)"));
+                     "depth=N, threads=N, o=NAME[=VALUE], trace=FILE, name=LABEL)"));
   }
   return absl::OkStatus();
 }

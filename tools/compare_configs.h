@@ -2,7 +2,8 @@
 //
 //   native                      the plain source directory, no FUSE
 //   ringfused[:k=v,...]         our daemon: transport=, cache=on|off, passthrough, depth=N,
-//                               threads=N, o=NAME[=VALUE] (any other -o option), name=LABEL
+//                               threads=N, o=NAME[=VALUE] (any other -o option), trace=FILE
+//                               (--trace=FILE), name=LABEL
 //   floor[:transport=...]       the null filesystem over ringfuse's library (tools/null_fs.h)
 //   cmd:LABEL=TEMPLATE          any FUSE daemon run in the foreground; TEMPLATE is split on
 //                               spaces, {src} and {mnt} replaced, no shell involved

@@ -23,6 +23,7 @@
 #include "tools/bench_system.h"
 #include "tools/compare_tree.h"
 #include "tools/null_fs.h"
+#include "tools/percentile.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
 
@@ -150,13 +151,6 @@ absl::StatusOr<WorkloadResult> Readdir(const WorkloadTarget& target) {
   absl::StatusOr<double> rate = Rate(outcome);
   if (!rate.ok()) return rate.status();
   return WorkloadResult{{{"passes_per_s", *rate}}, static_cast<double>(outcome.operations)};
-}
-
-double Percentile(std::vector<double>& values, double p) {
-  if (values.empty()) return 0;
-  const size_t at = std::min(values.size() - 1, static_cast<size_t>(p * values.size()));
-  std::nth_element(values.begin(), values.begin() + at, values.end());
-  return values[at];
 }
 
 absl::StatusOr<WorkloadResult> NullRoundTrip(const WorkloadTarget& target) {

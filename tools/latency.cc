@@ -32,6 +32,7 @@
 #include "absl/strings/str_split.h"
 #include "tools/null_fs.h"
 #include "tools/null_server.h"
+#include "tools/percentile.h"
 #include "tools/proc_stats.h"
 #include "transport/uring_switch.h"
 
@@ -85,13 +86,6 @@ void StopServer(Server& server) {
   kill(server.pid, SIGTERM);
   waitpid(server.pid, nullptr, 0);
   std::fclose(server.output);
-}
-
-double Percentile(std::vector<double>& values, double p) {
-  if (values.empty()) return 0;
-  const size_t at = std::min(values.size() - 1, static_cast<size_t>(p * values.size()));
-  std::nth_element(values.begin(), values.begin() + at, values.end());
-  return values[at];
 }
 
 Measurement MeasureStat(const std::string& path, int clients, pid_t server) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ringfuse/handler.h"
+#include "ringfuse/json_trace.h"
 #include "ringfuse/log.h"
 #include "ringfuse/mount_options.h"
 #include "ringfuse/notifier.h"

@@ -125,6 +125,15 @@ TEST(DaemonOptions, BadInputIsRefusedWithAMessageThatNamesIt) {
               HasSubstr("cannot be combined"));
 }
 
+TEST(DaemonOptions, TraceTakesAFileButNotAlongsideDebug) {
+  const absl::StatusOr<DaemonOptions> parsed = Parse({"--trace=/tmp/t.jsonl", "/s", "/m"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->trace, "/tmp/t.jsonl");
+  EXPECT_EQ(Parse({"/s", "/m"})->trace, "") << "no trace unless asked";
+  EXPECT_THAT(ErrorOf({"--trace=", "/s", "/m"}), HasSubstr("--trace needs a file name"));
+  EXPECT_THAT(ErrorOf({"-d", "--trace", "t", "/s", "/m"}), HasSubstr("cannot be combined"));
+}
+
 // mount(8) runs mount.fuse3, which runs `ringfused SOURCE MOUNTPOINT -o OPTIONS` (seen: "-o
 // rw,allow_other,dev,suid" for `mount -t fuse.ringfused SRC MNT -o allow_other` as root).
 TEST(DaemonOptions, TakesTheArgumentsMountFuse3Passes) {

@@ -1,5 +1,6 @@
 // ringfused and ringfuse-ctl as a user runs them: the command line, going to the background once
-// mounted, publishing through the control socket, -d tracing, and SIGTERM unmounting.
+// mounted, publishing through the control socket, -d and --trace tracing (read back with
+// ringfuse-trace), and SIGTERM unmounting.
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -27,6 +28,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/daemon/test_files.h"
 #include "tests/daemon/test_users.h"
 #include "tests/transport/kernel_fixture.h"
@@ -318,6 +320,85 @@ TEST_F(RingfusedBinary, DebugTracesRequestsAndReplies) {
   EXPECT_THAT(trace, HasSubstr("LOOKUP unique="));
   EXPECT_THAT(trace, HasSubstr("name=\"version\""));
   EXPECT_THAT(trace, HasSubstr("  reply unique="));
+}
+
+// The events of a --trace file, each line parsed (a line that is not JSON fails the test).
+std::vector<nlohmann::json> TraceEvents(const std::string& path) {
+  std::vector<nlohmann::json> events;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    events.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
+    EXPECT_FALSE(events.back().is_discarded()) << line;
+  }
+  return events;
+}
+
+// The first request of opcode `op` this process made (matching `name` if given), and its reply.
+std::pair<nlohmann::json, nlohmann::json> RequestAndReply(const std::vector<nlohmann::json>& events,
+                                                          const std::string& op,
+                                                          const std::string& name = "") {
+  for (const nlohmann::json& request : events) {
+    if (request["ev"] != "request" || request["op"] != op || request["pid"] != ::getpid() ||
+        (!name.empty() && request.value("name", "") != name)) {
+      continue;
+    }
+    for (const nlohmann::json& reply : events) {
+      if (reply["ev"] == "reply" && reply["unique"] == request["unique"]) return {request, reply};
+    }
+    return {request, {}};
+  }
+  return {};
+}
+
+// --trace=FILE: the requests this test makes, their fields, results and latencies, as JSON lines
+// that ringfuse-trace summarizes; a damaged line is skipped by number, the rest still counted.
+TEST_F(RingfusedBinary, TracesRequestsAsJsonLinesThatTheSummaryReads) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string trace = dir_.path() + "/trace.jsonl";
+  StartInForeground({"-f", "--trace=" + trace, repo_ + "/r1", mountpoint_},
+                    dir_.path() + "/stderr");
+  struct stat st {};
+  EXPECT_EQ(::stat((mountpoint_ + "/version").c_str(), &st), 0);
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+  EXPECT_EQ(::stat((mountpoint_ + "/absent").c_str(), &st), -1);
+  EXPECT_EQ(errno, ENOENT);
+  ASSERT_EQ(::kill(daemon_pid_, SIGINT), 0);
+  const int status = WaitBounded(daemon_pid_, std::chrono::seconds(10));
+  daemon_pid_ = -1;
+  ASSERT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  const std::vector<nlohmann::json> events = TraceEvents(trace);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0]["op"], "INIT");
+  const auto [lookup, found] = RequestAndReply(events, "LOOKUP", "version");
+  ASSERT_FALSE(lookup.is_null()) << "no LOOKUP of version by this process";
+  EXPECT_EQ(lookup["nodeid"], 1);
+  EXPECT_EQ(lookup["uid"], ::getuid());
+  EXPECT_EQ(found["error"], 0);
+  EXPECT_GT(found["latency_ns"].get<uint64_t>(), 0u);
+  const auto [miss, missing] = RequestAndReply(events, "LOOKUP", "absent");
+  ASSERT_FALSE(miss.is_null()) << "no LOOKUP of absent";
+  EXPECT_EQ(missing["error"], -ENOENT);
+  EXPECT_EQ(missing["errno"], "ENOENT");
+  const auto [open, opened] = RequestAndReply(events, "OPEN");
+  EXPECT_EQ(open["flags"].get<int>() & O_ACCMODE, O_RDONLY);
+  EXPECT_EQ(opened["error"], 0);
+  const auto [read, data] = RequestAndReply(events, "READ");
+  EXPECT_EQ(read["offset"], 0);
+  EXPECT_EQ(data["size"], 4) << "one\\n";
+
+  const Outcome summary = RunCommand({RINGFUSE_TRACE_BINARY, "summary", trace});
+  EXPECT_EQ(summary.exit_code, 0);
+  EXPECT_THAT(summary.output, ::testing::ContainsRegex("LOOKUP +[0-9]+ +[0-9]+ +[1-9]"));
+  EXPECT_THAT(summary.output, HasSubstr("\nREAD "));
+  EXPECT_THAT(summary.output, HasSubstr("lines skipped 0"));
+  std::ofstream(trace, std::ios::app) << "{\"t\":1,\"ev\":\"reply\",\"op\n";
+  const Outcome damaged = RunCommand({RINGFUSE_TRACE_BINARY, "summary", trace});
+  EXPECT_EQ(damaged.exit_code, 0);
+  EXPECT_THAT(damaged.output,
+              HasSubstr("line " + std::to_string(events.size() + 1) + ": not a JSON object"));
+  EXPECT_THAT(damaged.output, HasSubstr("\nREAD "));
+  EXPECT_THAT(damaged.output, HasSubstr("lines skipped 1"));
 }
 
 // What /proc/<pid>/limits says of a process's open files: {soft, hard}.

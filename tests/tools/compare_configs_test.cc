@@ -43,6 +43,15 @@ TEST(CompareConfigs, RingfusedKeysBecomeOptions) {
   EXPECT_TRUE(config->needs_uring_switch);
 }
 
+TEST(CompareConfigs, TraceWritesAJsonTrace) {
+  absl::StatusOr<CompareConfig> config =
+      ParseCompareConfig("ringfused:transport=threads,trace=/tmp/t.jsonl", kBinaries);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->label, "ringfused/threads/trace");
+  EXPECT_THAT(config->argv, ElementsAre("/bin/ringfused", "{src}", "{mnt}", "-f",
+                                        "--trace=/tmp/t.jsonl", "--transport=threads"));
+}
+
 TEST(CompareConfigs, NameSetsTheLabel) {
   absl::StatusOr<CompareConfig> config =
       ParseCompareConfig("ringfused:name=mine,transport=threads", kBinaries);
@@ -53,7 +62,7 @@ TEST(CompareConfigs, NameSetsTheLabel) {
 TEST(CompareConfigs, WrongRingfusedKeysAreUsageErrors) {
   for (const char* text : {"ringfused:cache=maybe", "ringfused:depth=0", "ringfused:threads=x",
                            "ringfused:transport=fast", "ringfused:passthrough=1", "ringfused:bogus",
-                           "ringfused:o=", "native:x", "nfs"}) {
+                           "ringfused:o=", "ringfused:trace=", "native:x", "nfs"}) {
     absl::StatusOr<CompareConfig> config = ParseCompareConfig(text, kBinaries);
     EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument) << text;
   }

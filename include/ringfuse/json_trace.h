@@ -1,0 +1,78 @@
+// A RequestObserver that writes every request, reply and malformed message as one JSON object per
+// line: ringfused --trace=FILE, and any server that sets it as SessionOptions::observer.
+// `ringfuse-trace summary FILE` and `ringfuse-trace follow FILE` read such files.
+//
+//   {"t":5,"ev":"request","unique":8,"op":"LOOKUP","nodeid":1,"pid":42,"uid":0,"gid":0,"name":"a"}
+//   {"t":9,"ev":"reply","unique":8,"op":"LOOKUP","error":-2,"errno":"ENOENT","size":0,
+//    "latency_ns":4}
+//   {"t":12,"ev":"malformed","unique":10,"op":"MKDIR","opcode":9,"error":"name without NUL",
+//    "argument":"name","message":"..."}
+//   {"t":20,"ev":"dropped","count":3}
+//
+// t is CLOCK_MONOTONIC in nanoseconds. A request's fields after the header's are the ones the
+// -d lines show (one list), every number in decimal. Strings keep valid UTF-8 as it is and
+// write quote, backslash, control characters and each byte of an invalid UTF-8 sequence as
+// \u00XX (\" and \\ for the first two): the line is always valid JSON, and a name that is not
+// UTF-8 reads back as its Latin-1 reading. A reply names its request's opcode and the time since
+// OnRequest (the handler's time; the write to the kernel comes after), found by unique in a table
+// of kPendingSlots start times: a request still unanswered when that many newer ones have
+// started loses its slot, and its reply has no "op" nor "latency_ns".
+//
+// Cost (BENCHMARKS.md, "Tracing overhead"): an event is formatted into a buffer of its thread's,
+// then copied under a mutex into a shared buffer that a thread of the writer's own writes out in
+// whole lines. A slow or stuck file never holds up a request: once the shared buffer holds
+// `buffer_limit` bytes, events are dropped and counted, and the next line that fits says how
+// many ("ev":"dropped").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ringfuse/export.h"
+#include "ringfuse/observer.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
+namespace ringfuse {
+
+class JsonTraceWriterImpl;  // the library's internals
+
+class JsonTraceWriter final : public RequestObserver {
+ public:
+  struct Options {
+    size_t buffer_limit = size_t{8} << 20;  // bytes waiting for the file before events drop
+  };
+  static constexpr size_t kPendingSlots = 8192;
+
+  // Creates (or truncates) `path` for a writer: a file descriptor, the caller's until given to
+  // the constructor. Separate, so that a daemon can open the file before it forks.
+  static absl::StatusOr<int> CreateFile(const std::string& path);
+
+  // Writes to `fd`, which it owns from here on and closes.
+  JsonTraceWriter(int fd, Options options);
+  explicit JsonTraceWriter(int fd);
+  // Writes out what is buffered (waiting for the file as long as it takes), then closes it.
+  ~JsonTraceWriter() override;
+  JsonTraceWriter(const JsonTraceWriter&) = delete;
+  JsonTraceWriter& operator=(const JsonTraceWriter&) = delete;
+
+  void OnRequest(const Request& request) override;
+  void OnMalformed(const ParseError& error) override;
+  void OnReply(const ReplyTarget& target, int32_t error, std::span<const ConstBytes> body) override;
+
+  // Returns once every event observed before the call is in the file (or dropped).
+  void Flush();
+  // Events dropped so far, for the bound or for a failed write.
+  uint64_t dropped() const;
+
+ private:
+  std::unique_ptr<JsonTraceWriterImpl> impl_;
+};
+
+}  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END
