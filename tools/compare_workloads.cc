@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <functional>
 #include <map>
 #include <memory>
@@ -185,8 +186,9 @@ struct FreeDeleter {
 // max_pages, and every read(2) or write(2) of it splits into two requests (1 MiB - 16 and 16
 // bytes), which charges every daemon for the benchmark's buffer.
 std::unique_ptr<std::byte, FreeDeleter> PageAlignedBuffer(size_t size) {
-  return std::unique_ptr<std::byte, FreeDeleter>(
-      static_cast<std::byte*>(std::aligned_alloc(kBlock, size)));
+  auto* memory = static_cast<std::byte*>(std::aligned_alloc(kBlock, size));
+  if (memory == nullptr) throw std::bad_alloc();
+  return std::unique_ptr<std::byte, FreeDeleter>(memory);
 }
 
 absl::StatusOr<double> RandomReadIops(int fd, int jobs, uint64_t blocks, absl::Duration duration,

@@ -18,8 +18,10 @@ class StderrSink : public LogSink {
   }
 };
 
-StderrSink g_stderr_sink;
-std::atomic<LogSink*> g_sink{&g_stderr_sink};
+// Never destroyed: a line logged while statics are destroyed (a session held in one) still has
+// somewhere to go.
+LogSink* const g_stderr_sink = new StderrSink;
+std::atomic<LogSink*> g_sink{g_stderr_sink};
 
 }  // namespace
 
@@ -30,7 +32,7 @@ bool LogEnabled(LogLevel level) {
 }
 
 void SetLogSink(LogSink* sink) {
-  g_sink.store(sink != nullptr ? sink : &g_stderr_sink, std::memory_order_release);
+  g_sink.store(sink != nullptr ? sink : g_stderr_sink, std::memory_order_release);
 }
 
 std::string_view LogLevelName(LogLevel level) {

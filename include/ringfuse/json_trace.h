@@ -35,11 +35,14 @@
 #include "ringfuse/export.h"
 #include "ringfuse/observer.h"
 
+// Declared outside the public region: the internals keep hidden visibility.
+namespace ringfuse {
+class JsonTraceWriterImpl;
+}  // namespace ringfuse
+
 RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
-
-class JsonTraceWriterImpl;  // the library's internals
 
 class JsonTraceWriter final : public RequestObserver {
  public:

@@ -225,13 +225,23 @@ struct Timeout {
       : seconds(whole_seconds), nanoseconds(nanos) {}
   template <typename Rep, typename Period>
   constexpr Timeout(std::chrono::duration<Rep, Period> duration)  // NOLINT: implicit on purpose
-      : Timeout(FromNanoseconds(std::chrono::duration_cast<std::chrono::nanoseconds>(duration))) {}
+      : Timeout(FromDuration(duration)) {}
 
  private:
-  static constexpr Timeout FromNanoseconds(std::chrono::nanoseconds ns) {
-    if (ns.count() <= 0) return Timeout();
-    return Timeout(static_cast<uint64_t>(ns.count() / 1'000'000'000),
-                   static_cast<uint32_t>(ns.count() % 1'000'000'000));
+  // Whole seconds first, so that "cache for centuries" does not overflow a count of nanoseconds
+  // (which would come out as 0: no caching at all); longer than seconds::max() is capped there.
+  template <typename Rep, typename Period>
+  static constexpr Timeout FromDuration(std::chrono::duration<Rep, Period> duration) {
+    using std::chrono::duration_cast;
+    using Seconds = std::chrono::seconds;
+    if (duration <= duration.zero()) return Timeout();
+    if (std::chrono::duration<double>(duration).count() >=
+        static_cast<double>(Seconds::max().count())) {
+      return Timeout(static_cast<uint64_t>(Seconds::max().count()));
+    }
+    const Seconds whole = std::chrono::floor<Seconds>(duration);
+    const auto rest = duration_cast<std::chrono::nanoseconds>(duration - whole);
+    return Timeout(static_cast<uint64_t>(whole.count()), static_cast<uint32_t>(rest.count()));
   }
 };
 
@@ -256,6 +266,11 @@ size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstB
 class DirentPacker {
  public:
   explicit DirentPacker(MutableBytes buffer) : buffer_(buffer) {}
+  // A copy would pack into the same buffer but count apart: what it packed would not be sent.
+  DirentPacker(const DirentPacker&) = delete;
+  DirentPacker& operator=(const DirentPacker&) = delete;
+  DirentPacker(DirentPacker&&) = default;
+  DirentPacker& operator=(DirentPacker&&) = default;
 
   // `offset` is the cookie of the *next* entry, which the kernel passes back to continue.
   bool Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name);
@@ -317,16 +332,22 @@ class DirReply : public DirListingReply {
 };
 
 // Each entry other than . and .. carries a lookup (as LOOKUP would answer it), which the kernel
-// counts like one: FORGET follows. An entry with node id 0 gives the name only.
+// counts like one, FORGET following, but only if it was packed: Add says which. A name the
+// kernel would refuse is skipped, its lookup never sent. An entry with node id 0 gives the name
+// only.
 class DirPlusReply : public DirListingReply {
  public:
+  enum class Added { kPacked, kSkipped, kFull };
+
   using DirListingReply::DirListingReply;
-  bool Add(std::string_view name, const wire::EntryOut& entry, uint32_t type) {
+  Added Add(std::string_view name, const wire::EntryOut& entry, uint32_t type) {
     return AddAt(NextCookie(), name, entry, type);
   }
-  bool AddAt(uint64_t next_offset, std::string_view name, const wire::EntryOut& entry,
-             uint32_t type) {
-    return packer().AddPlus(entry, next_offset, type, name);
+  Added AddAt(uint64_t next_offset, std::string_view name, const wire::EntryOut& entry,
+              uint32_t type) {
+    const size_t skipped = packer().skipped();
+    if (!packer().AddPlus(entry, next_offset, type, name)) return Added::kFull;
+    return packer().skipped() > skipped ? Added::kSkipped : Added::kPacked;
   }
 };
 

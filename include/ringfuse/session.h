@@ -17,6 +17,11 @@
 #include "ringfuse/observer.h"
 #include "ringfuse/transport_options.h"
 
+// Declared outside the public region: the internals keep hidden visibility.
+namespace ringfuse {
+class SessionImpl;
+}  // namespace ringfuse
+
 RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
@@ -31,8 +36,6 @@ struct SessionOptions {
   // Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
   RequestObserver* observer = nullptr;
 };
-
-class SessionImpl;  // the library's internals
 
 class Session {
  public:

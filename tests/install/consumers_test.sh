@@ -76,12 +76,20 @@ mount_and_read() {
     sleep 0.1
   done
   grep -q " $mnt fuse" /proc/mounts || fail "$binary did not mount within 10 s"
-  [[ $(ls "$mnt") == hello ]] || fail "$binary lists '$(ls "$mnt")', not hello"
-  [[ $(cat "$mnt/hello") == "Hello, world!" ]] || fail "$binary reads '$(cat "$mnt/hello")'"
-  if echo x >"$mnt/hello" 2>/dev/null; then fail "$binary let a read-only file be written"; fi
-  kill -TERM $pid
+  # Each client call is bounded: a hung consumer fails the test instead of outliving ctest's
+  # timeout, whose SIGKILL would skip the cleanup.
+  local listed read
+  listed=$(timeout 10 ls "$mnt") || fail "$binary: ls failed or hung"
+  [[ $listed == hello ]] || fail "$binary lists '$listed', not hello"
+  read=$(timeout 10 cat "$mnt/hello") || fail "$binary: cat failed or hung"
+  [[ $read == "Hello, world!" ]] || fail "$binary reads '$read'"
+  if timeout 10 sh -c 'echo x >"$1"' sh "$mnt/hello" 2>/dev/null; then
+    fail "$binary let a read-only file be written"
+  fi
+  kill -TERM $pid || fail "$binary was gone before SIGTERM"
   timeout 10 tail --pid=$pid -f /dev/null || fail "$binary did not end within 10 s of SIGTERM"
   wait $pid || fail "$binary exited with $?"
+  consumers=()  # reaped: its pid may be another process's by the time the script ends
   if grep -q " $mnt " /proc/mounts; then fail "$binary left $mnt mounted"; fi
   echo "$binary: mounted, listed, read, refused a write, unmounted"
 }

@@ -119,7 +119,7 @@ TEST(DirPlusReply, CarriesEachEntrysLookup) {
   wire::EntryOut entry{};
   entry.nodeid = 42;
   entry.attr.ino = 42;
-  EXPECT_TRUE(reply.Add("file", entry, DT_REG));
+  EXPECT_EQ(reply.Add("file", entry, DT_REG), DirPlusReply::Added::kPacked);
   reply.Ok();
   ASSERT_GE(channel.bytes.size(), sizeof(wire::EntryOut));
   wire::EntryOut sent;
@@ -129,6 +129,22 @@ TEST(DirPlusReply, CarriesEachEntrysLookup) {
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].name, "file");
   EXPECT_EQ(listed[0].next_offset, 1u);
+}
+
+// A handler counts a lookup only for an entry the kernel receives: a skipped name's never comes
+// back as a FORGET.
+TEST(DirPlusReply, SaysWhichEntriesWereSkippedOrDidNotFit) {
+  CapturingChannel channel;
+  DirPlusReply reply(channel.Token(), ListingRequest(0, 200));
+  wire::EntryOut entry{};
+  entry.nodeid = 7;
+  EXPECT_EQ(reply.Add("bad/name", entry, DT_REG), DirPlusReply::Added::kSkipped);
+  EXPECT_EQ(reply.Add("good", entry, DT_REG), DirPlusReply::Added::kPacked);
+  EXPECT_EQ(reply.Add("too-many", entry, DT_REG), DirPlusReply::Added::kFull);
+  reply.Ok();
+  const std::vector<Listed> listed = Decode(channel.bytes, true);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].name, "good");
 }
 
 TEST(SetattrAccessors, AnswerOnlyWhatTheKernelAsksToChange) {
@@ -168,6 +184,20 @@ TEST(Timeout, ComesFromAChronoDuration) {
   EXPECT_EQ(negative.nanoseconds, 0u);
   const Timeout whole{2};
   EXPECT_EQ(whole.seconds, 2u);
+}
+
+// "Cache for centuries" stays long: a count of nanoseconds would overflow into 0 (no caching).
+TEST(Timeout, KeepsDurationsTooLongForNanoseconds) {
+  const Timeout centuries = std::chrono::hours(24 * 365 * 300);
+  EXPECT_EQ(centuries.seconds, uint64_t{24} * 365 * 300 * 3600);
+  EXPECT_EQ(centuries.nanoseconds, 0u);
+  const Timeout longest = std::chrono::seconds::max();
+  EXPECT_EQ(longest.seconds, static_cast<uint64_t>(std::chrono::seconds::max().count()));
+  const Timeout huge = std::chrono::duration<double>(1e30);
+  EXPECT_EQ(huge.seconds, static_cast<uint64_t>(std::chrono::seconds::max().count()));
+  const Timeout fraction = std::chrono::duration<double>(2.25);
+  EXPECT_EQ(fraction.seconds, 2u);
+  EXPECT_EQ(fraction.nanoseconds, 250'000'000u);
 }
 
 }  // namespace
