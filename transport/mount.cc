@@ -510,7 +510,8 @@ absl::StatusOr<uint32_t> ConnectionId(const std::string& mountpoint) {
 }  // namespace
 
 absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
-                                    const std::function<void(int dev_fd)>& before_mount) {
+                                    const std::function<void(int dev_fd)>& before_mount,
+                                    const std::function<void(bool mounted)>& after_mount) {
   const absl::StatusOr<MountMethod> method = ResolveMethod(options);
   if (!method.ok()) return CannotMount(options.mountpoint, method.status());
   const absl::StatusOr<mode_t> root_type = CheckMountpoint(options);
@@ -524,9 +525,10 @@ absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
   Mount mount;
   mount.mountpoint_ = resolved.mountpoint;
   mount.method_ = *method;
-  const absl::Status mounted = *method == MountMethod::kFusermount
-                                   ? mount.MountWithFusermount(resolved)
-                                   : mount.MountInKernel(resolved, *root_type, before_mount);
+  const absl::Status mounted =
+      *method == MountMethod::kFusermount
+          ? mount.MountWithFusermount(resolved)
+          : mount.MountInKernel(resolved, *root_type, before_mount, after_mount);
   if (!mounted.ok()) return CannotMount(resolved.mountpoint, mounted);
   mount.mounted_ = true;
   if (*method == MountMethod::kFusermount && before_mount) before_mount(mount.dev_fd());
@@ -558,7 +560,8 @@ void Mount::StartDeathWatcher() {
 }
 
 absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
-                                  const std::function<void(int)>& before_mount) {
+                                  const std::function<void(int)>& before_mount,
+                                  const std::function<void(bool)>& after_mount) {
   absl::StatusOr<UniqueFd> dev = OpenDevFuse();
   if (!dev.ok()) return dev.status();
   if (options.sync_init) {
@@ -569,6 +572,7 @@ absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
   const absl::Status mounted = options.method == MountMethod::kNewMountApi
                                    ? MountWithNewApi(options, params)
                                    : MountWithSyscall(options, params);
+  if (after_mount) after_mount(mounted.ok());
   if (!mounted.ok()) return mounted;
   dev_fd_ = *std::move(dev);
   return absl::OkStatus();

@@ -28,8 +28,12 @@ class Mount {
   // the mount then fails, a read() blocked on the fd is not woken: interrupt it with a signal).
   // Without sync_init a read() there fails with EPERM (the fd is not attached yet): serve after
   // Create returns. Through fusermount3 the fd exists only once mounted, so it is called then.
+  // `after_mount` (kernel methods) is called once the mount call has returned, with whether it
+  // mounted, while the fd is still open: with sync_init the caller ends its INIT thread there,
+  // before a failed mount closes the fd that thread may still be writing its answer to.
   static absl::StatusOr<Mount> Create(const MountOptions& options,
-                                      const std::function<void(int dev_fd)>& before_mount = {});
+                                      const std::function<void(int dev_fd)>& before_mount = {},
+                                      const std::function<void(bool mounted)>& after_mount = {});
 
   Mount(Mount&& other) noexcept;
   Mount& operator=(Mount&& other) noexcept;
@@ -56,7 +60,8 @@ class Mount {
   Mount() = default;
 
   absl::Status MountInKernel(const MountOptions& options, mode_t root_type,
-                             const std::function<void(int)>& before_mount);
+                             const std::function<void(int)>& before_mount,
+                             const std::function<void(bool)>& after_mount);
   absl::Status MountWithFusermount(const MountOptions& options);
   void StartDeathWatcher();
   void StopAutoUnmountHelper();

@@ -115,12 +115,16 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::MountWithSession(
     init_thread = std::move(*started);
   }
   const InitWishes wishes = WishesFor(options.transport, options.init);
-  absl::StatusOr<Mount> mount = Mount::Create(options.mount, [&](int dev_fd) {
-    session.reset(new SessionImpl(dev_fd, handler, wishes));
-    session->dispatcher_.set_observer(options.observer);
-    if (init_thread) init_thread->Serve(dev_fd);
-  });
-  if (init_thread) init_thread->Join(mount.ok());
+  absl::StatusOr<Mount> mount = Mount::Create(
+      options.mount,
+      [&](int dev_fd) {
+        session.reset(new SessionImpl(dev_fd, handler, wishes));
+        session->dispatcher_.set_observer(options.observer);
+        if (init_thread) init_thread->Serve(dev_fd);
+      },
+      [&](bool mounted) {
+        if (init_thread) init_thread->Join(mounted);
+      });
   if (!mount.ok()) {
     // The kernel's errno for a refused INIT says less than the dispatcher did.
     if (session != nullptr && session->dispatcher_.state() == ConnectionState::kInitFailed) {
