@@ -545,7 +545,6 @@ absl::Status UringCmdTransport::Start() {
         shared, q, static_cast<int>(q), context_.session_fd, depth_, payload_size_));
     if (!added.ok()) return added;
   }
-  context_.dispatcher.set_interrupt_sink(&inflight_);
   return queues_.Start([this] { ReadDevFuse(); });
 }
 

@@ -55,6 +55,7 @@ class UringCmdTransport : public Transport {
   ~UringCmdTransport() override;
 
   TransportKind kind() const override { return TransportKind::kUringCmd; }
+  InterruptSink& interrupt_sink() override { return inflight_; }
   absl::Status Start() override;
   void Stop() override { queues_.Stop(); }
   void Join() override { queues_.Join(); }

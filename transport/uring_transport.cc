@@ -193,7 +193,6 @@ absl::Status UringTransport::Start() {
         std::make_unique<UringWorker>(shared, i, fd, std::move(clone), depth_, buffer_size_));
     if (!added.ok()) return added;
   }
-  context_.dispatcher.set_interrupt_sink(&inflight_);
   return workers_.Start();
 }
 

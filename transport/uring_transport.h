@@ -16,6 +16,7 @@ class UringTransport : public Transport {
   explicit UringTransport(const TransportContext& context);
 
   TransportKind kind() const override { return TransportKind::kUring; }
+  InterruptSink& interrupt_sink() override { return inflight_; }
   absl::Status Start() override;
   void Stop() override { workers_.Stop(); }
   void Join() override { workers_.Join(); }
