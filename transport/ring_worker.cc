@@ -15,9 +15,6 @@ bool Transient(int result) { return result == -EINTR || result == -EAGAIN || res
 
 }  // namespace
 
-thread_local const RingWorker* RingWorker::current_worker_ = nullptr;
-thread_local uint64_t RingWorker::current_slot_ = 0;
-
 absl::Status RingWorker::InitRing(unsigned entries, unsigned flags, unsigned completions) {
   // SINGLE_ISSUER with DEFER_TASKRUN runs completion work only when this thread enters the
   // kernel to wait, instead of interrupting it with task work whenever one completes.

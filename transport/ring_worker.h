@@ -93,9 +93,10 @@ class RingWorker : public ReplyChannel {
  private:
   void Complete(const io_uring_cqe& cqe);
 
-  // The worker whose handler runs on this thread, and which slot's, for InHandlerOf.
-  static thread_local const RingWorker* current_worker_;
-  static thread_local uint64_t current_slot_;
+  // The worker whose handler runs on this thread, and which slot's, for InHandlerOf. Defined
+  // here and constinit, so that the request path reads them without a TLS init call.
+  static constinit inline thread_local const RingWorker* current_worker_ = nullptr;
+  static constinit inline thread_local uint64_t current_slot_ = 0;
 
   Shared shared_;
   size_t index_;
