@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "absl/strings/str_format.h"
+#include "protocol/reply_parts.h"
 
 namespace ringfuse {
 
@@ -64,12 +65,7 @@ size_t Notification::CopyTo(MutableBytes out) const {
   if (out.size() < size()) return 0;
   std::array<ConstBytes, kMaxParts> parts;
   const size_t count = Gather(parts);
-  size_t at = 0;
-  for (size_t i = 0; i < count; ++i) {
-    std::memcpy(out.data() + at, parts[i].data(), parts[i].size());
-    at += parts[i].size();
-  }
-  return at;
+  return JoinParts(std::span(parts.data(), count), out);
 }
 
 uint32_t NotifyMinimumMinor(wire::NotifyCode code) {

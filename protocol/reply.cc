@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <utility>
 
+#include "protocol/reply_parts.h"
+
 namespace ringfuse {
 namespace {
 
@@ -127,20 +129,12 @@ wire::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id) 
 
 size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstBytes> body,
                           MutableBytes out) {
-  size_t length = sizeof(wire::OutHeader);
-  if (error == 0) {
-    for (ConstBytes part : body) length += part.size();
-  }
+  const std::span<const ConstBytes> parts = ReplyParts(error, body);
+  const size_t length = sizeof(wire::OutHeader) + PartsSize(parts);
   if (length > out.size()) return 0;
   const wire::OutHeader header{static_cast<uint32_t>(length), error, unique};
   std::memcpy(out.data(), &header, sizeof(header));
-  size_t at = sizeof(header);
-  if (error == 0) {
-    for (ConstBytes part : body) {
-      if (!part.empty()) std::memcpy(out.data() + at, part.data(), part.size());
-      at += part.size();
-    }
-  }
+  JoinParts(parts, out.subspan(sizeof(header)));
   return length;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "protocol/reader.h"
+#include "protocol/request_unique.h"
 
 namespace ringfuse {
 namespace {
@@ -306,12 +307,11 @@ ParseResult ParseRequest(ConstBytes message, const ParseContext& context) {
   const std::optional<wire::InHeader> header = reader.Read<wire::InHeader>();
   if (!header) {
     ParseError error{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
-    // The unique sits at bytes 8..16: answerable even when the rest of the header is missing.
-    if (message.size() >= 16) {
-      uint64_t unique;
-      std::memcpy(&unique, message.data() + 8, sizeof(unique));
-      std::memcpy(&error.opcode, message.data() + 4, sizeof(error.opcode));
-      error.unique = unique;
+    // Answerable even when the rest of the header is missing.
+    error.unique = ReadUnique(message);
+    if (error.unique) {
+      std::memcpy(&error.opcode, message.data() + offsetof(wire::InHeader, opcode),
+                  sizeof(error.opcode));
     }
     return error;
   }

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "protocol/reply_parts.h"
 #include "ringfuse/log.h"
 #include "ringfuse/wire.h"
 
@@ -22,8 +23,8 @@ int WriteReply(int fd, uint64_t unique, int32_t error, std::span<const ConstByte
   }
   if (parts >= kMaxReplyParts) {
     // More parts than we gather: join them (rare, so the copy costs nothing that matters).
-    std::vector<std::byte> joined;
-    for (ConstBytes part : body) joined.insert(joined.end(), part.begin(), part.end());
+    std::vector<std::byte> joined(PartsSize(body));
+    JoinParts(body, joined);
     const ConstBytes one[] = {joined};
     return WriteReply(fd, unique, error, one);
   }

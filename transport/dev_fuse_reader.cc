@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "protocol/request_unique.h"
 #include "ringfuse/log.h"
 #include "transport/transport.h"
 
@@ -24,9 +25,8 @@ void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
       return;
     }
     const ConstBytes message(buffer.data(), static_cast<size_t>(length));
-    uint64_t unique = 0;
-    if (message.size() >= 16) std::memcpy(&unique, message.data() + 8, sizeof(unique));
-    const std::atomic<bool>* interrupted = inflight.Begin(inflight_slot, unique);
+    const std::atomic<bool>* interrupted =
+        inflight.Begin(inflight_slot, ReadUnique(message).value_or(0));
     dispatcher.Dispatch(message, Delivery{&channel, reply_slot, interrupted});
     inflight.End(inflight_slot);
   }

@@ -174,6 +174,8 @@ absl::Status SessionImpl::StartTransport(const SessionOptions& options) {
       kind, TransportContext{mount_->dev_fd(), dispatcher_, negotiated, options.transport_options});
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
+  // Before Start: from then on the transport's threads dispatch, and the dispatcher is theirs.
+  dispatcher_.set_interrupt_sink(&transport_->interrupt_sink());
   if (absl::Status status = transport_->Start(); !status.ok()) return status;
   transport_choice_ = absl::StrFormat(
       "serving %s over the %s transport (%s): %s", mount_->mountpoint(), TransportName(kind),

@@ -28,7 +28,6 @@ absl::Status ThreadsTransport::Start() {
     clones_.push_back(std::move(*clone));
   }
   for (int fd : fds_) channels_.push_back(std::make_unique<DevFuseReplyChannel>(fd));
-  context_.dispatcher.set_interrupt_sink(&inflight_);
   return threads_.Start(
       worker_count_, [](size_t) { return absl::OkStatus(); },
       [this](size_t i) {

@@ -20,6 +20,7 @@ class ThreadsTransport : public Transport {
   ~ThreadsTransport() override;
 
   TransportKind kind() const override { return TransportKind::kThreads; }
+  InterruptSink& interrupt_sink() override { return inflight_; }
   absl::Status Start() override;
   // Workers block in read(): they finish when the connection ends, which Session::Stop brings
   // about (unmount, then abort).

@@ -61,7 +61,7 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
   switch (kind) {
     case TransportKind::kThreads: return std::make_unique<ThreadsTransport>(context);
     case TransportKind::kUring: return std::make_unique<UringTransport>(context);
-    case TransportKind::kUringCmd: return std::make_unique<UringCmdTransport>(context);
+    case TransportKind::kUringCmd: return UringCmdTransport::Create(context);
     case TransportKind::kAuto: break;
   }
   return absl::InvalidArgumentError("MakeTransport needs a resolved kind, not auto");

@@ -31,6 +31,9 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual TransportKind kind() const = 0;
+  // Where INTERRUPT marks the requests this transport's workers are handling. The session hands
+  // it to the dispatcher before Start; it lives as long as the transport.
+  virtual InterruptSink& interrupt_sink() = 0;
   // Starts the workers; returns once they run, or an error if none could start.
   virtual absl::Status Start() = 0;
   // Asks every worker to finish; returns at once. Idempotent, callable from any thread.

@@ -12,16 +12,13 @@
 #include <new>
 
 #include "absl/strings/str_format.h"
+#include "protocol/reply_parts.h"
 #include "ringfuse/log.h"
 #include "ringfuse/notify.h"
 #include "ringfuse/wire.h"
 #include "transport/cpus.h"
 #include "transport/dev_fuse_reader.h"
-#include "transport/fd.h"
 #include "transport/retire_channel.h"
-#include "transport/ring.h"
-#include "transport/ring_waker.h"
-#include "transport/user_data.h"
 
 namespace ringfuse {
 namespace {
@@ -62,28 +59,24 @@ class Mapping {
   size_t size_ = 0;
 };
 
-}  // namespace
-
 // One queue: a CPU's ring and its entries. Everything runs on the queue's own thread except
 // SendReply from other threads, which hands the reply over through the inbox.
-class UringQueue : public ReplyChannel {
+class UringQueue : public RingWorker {
  public:
-  UringQueue(UringCmdTransport& transport, size_t index, int cpu)
-      : transport_(transport),
-        index_(index),
+  UringQueue(const Shared& shared, size_t index, int cpu, int session_fd, size_t depth,
+             size_t payload_size)
+      : RingWorker(shared, index),
         cpu_(cpu),
-        reserve_(transport.depth_),
-        limit_(std::max(transport.depth_, UringCmdTransport::kMaxEntriesPerQueue)) {}
+        session_fd_(session_fd),
+        depth_(depth),
+        payload_size_(payload_size),
+        reserve_(depth),
+        limit_(std::max(depth, UringCmdTransport::kMaxEntriesPerQueue)) {}
 
-  // The ring goes first: its commands still point at the entries' buffers, which are members
-  // declared after it and so destroyed before it.
-  ~UringQueue() override { ring_.Exit(); }
+  // The ring goes first: its commands still point at the entries' buffers.
+  ~UringQueue() override { ring().Exit(); }
 
-  absl::Status OpenWaker() { return waker_.Open(); }
-  absl::Status Setup();
-  void Run();
-  void Wake() { waker_.Wake(); }
-
+  absl::Status Setup() override;
   void SendReply(const ReplyTarget& target, int32_t error,
                  std::span<const ConstBytes> body) override;
 
@@ -129,6 +122,9 @@ class UringQueue : public ReplyChannel {
   absl::Status SubmitRegistration();
   int Submit(unsigned wait);
   int SubmitAndWaitForACommit();
+  int Wait() override { return Stalled() ? SubmitAndWaitForACommit() : Submit(1); }
+  void OnWaitTimeout() override { OnStall(); }
+  void AfterCompletions() override { KeepReserve(); }
   void KeepReserve();
   bool Stalled() const;
   void OnStall();
@@ -137,21 +133,18 @@ class UringQueue : public ReplyChannel {
   void GiveUp(uint32_t entry, wire::UringCmd command);
   void Register(uint32_t entry);
   void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
-  void OnCompletion(const io_uring_cqe& cqe);
+  bool OnCompletion(UserData data, int result) override;
+  void OnWake() override { CommitLateReplies(); }
   void OnCommand(uint32_t entry, int result);
   void OnRequest(uint32_t entry);
   void Stage(uint64_t unique, int32_t error, std::span<const ConstBytes> body);
   void CommitLateReplies();
   void Finish(uint32_t entry);
 
-  static thread_local UringQueue* current_queue_;
-  static thread_local uint32_t current_entry_;
-
-  UringCmdTransport& transport_;
-  size_t index_;
   int cpu_;
-  Ring ring_;
-  RingWaker waker_;
+  int session_fd_;
+  size_t depth_;
+  size_t payload_size_;
   std::deque<Buffers> buffers_;
   std::deque<Entry> entries_;     // a deque: the kernel reads an entry's iov when it registers it
   size_t free_ = 0;               // entries given to the kernel to put a request in
@@ -161,7 +154,6 @@ class UringQueue : public ReplyChannel {
   bool at_limit_ = false;         // could not grow, and said so in the log
   bool connection_over_ = false;  // the kernel ended the queue's commands: never grow again
   size_t finished_ = 0;
-  bool done_ = false;
   bool new_requests_ = false;  // the kernel handed out requests since the last pump
   bool pump_warned_ = false;   // no RETRIEVE was accepted, and said so in the log
   uint64_t pumps_ = 0;
@@ -171,30 +163,24 @@ class UringQueue : public ReplyChannel {
   std::vector<LateReply> inbox_;
 };
 
-thread_local UringQueue* UringQueue::current_queue_ = nullptr;
-thread_local uint32_t UringQueue::current_entry_ = 0;
-
 absl::Status UringQueue::Setup() {
   // An offline CPU cannot be pinned to; its queue still has to exist, unpinned.
   if (absl::Status pinned = PinCurrentThread(cpu_); !pinned.ok()) {
-    Log(LogLevel::kDebug, "queue %u: %s", index_, pinned.ToString());
+    Log(LogLevel::kDebug, "queue %u: %s", index(), pinned.ToString());
   }
-  const unsigned sqes = static_cast<unsigned>(transport_.depth_ + 2);
+  const unsigned sqes = static_cast<unsigned>(depth_ + 2);
   // Every entry may have a command in flight, and all may complete at once (at unmount): the
   // completion queue holds them all, so that none waits in the kernel's overflow list.
   const unsigned completions = static_cast<unsigned>(limit_ + 2);
-  absl::Status status = ring_.Init(
-      sqes, IORING_SETUP_SQE128 | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-      completions);
-  if (!status.ok()) status = ring_.Init(sqes, IORING_SETUP_SQE128, completions);
-  if (!status.ok()) return status;
+  if (absl::Status status = InitRing(sqes, IORING_SETUP_SQE128, completions); !status.ok()) {
+    return status;
+  }
   // A registered file spares every command a reference on the shared struct file, a cache line
   // that every CPU's queue would otherwise bounce.
-  const int session_fd = transport_.context_.session_fd;
-  if (const int result = io_uring_register_files(ring_.raw(), &session_fd, 1); result < 0) {
+  if (const int result = io_uring_register_files(ring().raw(), &session_fd_, 1); result < 0) {
     return ErrnoStatus(-result, "registering /dev/fuse with the ring");
   }
-  if (absl::Status added = AddEntries(transport_.depth_); !added.ok()) return added;
+  if (absl::Status added = AddEntries(depth_); !added.ok()) return added;
   return SubmitRegistration();
 }
 
@@ -212,7 +198,7 @@ absl::Status UringQueue::AddEntries(size_t count) {
 // All or nothing, and nothing registered yet: out of memory here is the queue's limit for now
 // (said once by KeepReserve), not the end of the daemon.
 absl::Status UringQueue::MakeEntries(size_t count) {
-  const size_t payload = transport_.payload_size_;
+  const size_t payload = payload_size_;
   const size_t first_entry = entries_.size();
   const size_t first_buffers = buffers_.size();
   absl::Status status;
@@ -241,50 +227,35 @@ absl::Status UringQueue::MakeEntries(size_t count) {
 }
 
 absl::Status UringQueue::SubmitRegistration() {
-  waker_.Arm(ring_);
+  ArmWaker();
   if (const int result = Submit(0); result < 0) {
-    return ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index_));
+    return ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index()));
   }
   // A REGISTER the kernel refuses completes at once, and the kernel then quietly serves the
   // whole connection over /dev/fuse: fail loudly instead. Success completes only with a
   // request, which stays in the ring for Run().
   int refused = 0;
-  ring_.PeekCompletions([&](const io_uring_cqe& cqe) {
+  ring().PeekCompletions([&](const io_uring_cqe& cqe) {
     if (DecodeUserData(cqe.user_data).kind == Completion::kCommand && cqe.res < 0) {
       refused = cqe.res;
     }
   });
   if (refused == 0) return absl::OkStatus();
   return ErrnoStatus(
-      -refused, absl::StrFormat("queue %u: the kernel refused FUSE_IO_URING_CMD_REGISTER", index_));
+      -refused,
+      absl::StrFormat("queue %u: the kernel refused FUSE_IO_URING_CMD_REGISTER", index()));
 }
 
 // Submits what is queued and waits for `wait` completions: every free entry is the kernel's.
 int UringQueue::Submit(unsigned wait) {
   kernel_free_ = free_;
-  return ring_.SubmitAndWait(wait);
+  return ring().SubmitAndWait(wait);
 }
 
 // Submit(1), but -ETIME once kStallNanoseconds pass with nothing to do.
 int UringQueue::SubmitAndWaitForACommit() {
   kernel_free_ = free_;
-  return ring_.SubmitAndWaitFor(kStallNanoseconds);
-}
-
-void UringQueue::Run() {
-  while (!done_) {
-    const int result = Stalled() ? SubmitAndWaitForACommit() : Submit(1);
-    if (result == -ETIME) {
-      OnStall();
-      continue;
-    }
-    if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) {
-      Log(LogLevel::kError, "queue %u: io_uring_enter failed: %s", index_, std::strerror(-result));
-      break;
-    }
-    ring_.DrainCompletions([this](const io_uring_cqe& cqe) { OnCompletion(cqe); });
-    KeepReserve();
-  }
+  return ring().SubmitAndWaitFor(kStallNanoseconds);
 }
 
 // The kernel gives a queue's requests only to its free entries, and a request that finds none
@@ -297,10 +268,7 @@ void UringQueue::KeepReserve() {
     at_limit_ = false;
     return;
   }
-  if (at_limit_ || done_ || connection_over_ ||
-      transport_.stopping_.load(std::memory_order_relaxed)) {
-    return;
-  }
+  if (at_limit_ || done() || connection_over_ || stopping()) return;
   const size_t count = std::min(reserve_ - free_, limit_ - entries_.size());
   absl::Status added =
       count == 0 ? absl::ResourceExhaustedError("the queue may have no more") : AddEntries(count);
@@ -310,7 +278,7 @@ void UringQueue::KeepReserve() {
   Log(LogLevel::kWarning,
       "queue %u: %u of its %u entries hold requests not answered yet, and no entry can be "
       "added (%s): requests from CPU %d may wait until those are answered",
-      index_, entries_.size() - free_, entries_.size(), added.ToString(), cpu_);
+      index(), entries_.size() - free_, entries_.size(), added.ToString(), cpu_);
 }
 
 // Requests that found no free entry wait in the kernel, and only a commit on this queue hands
@@ -319,8 +287,7 @@ void UringQueue::KeepReserve() {
 // there (the unlock), whatever entries it adds: stalled, once requests came since its last pump.
 bool UringQueue::Stalled() const {
   const size_t held = entries_.size() - free_ - finished_;
-  return new_requests_ && held > 0 && free_ > 0 && !connection_over_ &&
-         !transport_.stopping_.load(std::memory_order_relaxed);
+  return new_requests_ && held > 0 && free_ > 0 && !connection_over_ && !stopping();
 }
 
 // No commit came within kStallNanoseconds: the queue makes a request of its own, answered at
@@ -335,7 +302,7 @@ void UringQueue::OnStall() {
   Log(LogLevel::kWarning,
       "queue %u: no RETRIEVE the kernel accepts (%s): requests from CPU %d that wait in the "
       "kernel wait until a request of that CPU is answered",
-      index_, std::strerror(error), cpu_);
+      index(), std::strerror(error), cpu_);
 }
 
 // The queue's own request: a RETRIEVE of no bytes, written from this queue's CPU, which the
@@ -351,11 +318,11 @@ int UringQueue::Pump() {
     if (entries_[at].state != EntryState::kInHandler) continue;
     ++tries;
     const uint64_t counter = (++pumps_ << 1) & ((uint64_t{1} << kPumpQueueShift) - 1);
-    const uint64_t unique = kPumpUniques | (uint64_t{index_} << kPumpQueueShift) | counter;
+    const uint64_t unique = kPumpUniques | (uint64_t{index()} << kPumpQueueShift) | counter;
     const Notification retrieve = EncodeNotifyRetrieve(unique, entries_[at].nodeid, 0, 0);
     std::array<std::byte, sizeof(wire::OutHeader) + sizeof(wire::NotifyRetrieveOut)> bytes;
     const size_t size = retrieve.CopyTo(bytes);
-    if (::write(transport_.context_.session_fd, bytes.data(), size) == static_cast<ssize_t>(size)) {
+    if (::write(session_fd_, bytes.data(), size) == static_cast<ssize_t>(size)) {
       pump_from_ = at;  // a node the kernel took: the first to try next time
       return 0;
     }
@@ -365,7 +332,7 @@ int UringQueue::Pump() {
 }
 
 io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, wire::UringCmd command) {
-  io_uring_sqe* sqe = ring_.NextSqe();
+  io_uring_sqe* sqe = ring().NextSqe();
   if (sqe == nullptr) {
     GiveUp(entry, command);
     return nullptr;
@@ -376,7 +343,7 @@ io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, wire::UringCmd command) {
   sqe->cmd_op = static_cast<uint32_t>(command);
   io_uring_sqe_set_data64(sqe, EncodeUserData(Completion::kCommand, entry));
   wire::UringCmdReq request{};
-  request.qid = static_cast<uint16_t>(index_);
+  request.qid = static_cast<uint16_t>(index());
   if (command == wire::UringCmd::kCommitAndFetch) request.commit_id = entries_[entry].commit_id;
   std::memcpy(sqe->cmd, &request, sizeof(request));
   return sqe;
@@ -385,8 +352,8 @@ io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, wire::UringCmd command) {
 // The SQ was full and submitting it failed: the command cannot be sent, so its entry ends here.
 // A request whose commit is lost stays unanswered until the connection ends.
 void UringQueue::GiveUp(uint32_t entry, wire::UringCmd command) {
-  Log(LogLevel::kError, "queue %u entry %u: no room in the ring for its %s, entry given up", index_,
-      entry, command == wire::UringCmd::kRegister ? "REGISTER" : "COMMIT_AND_FETCH");
+  Log(LogLevel::kError, "queue %u entry %u: no room in the ring for its %s, entry given up",
+      index(), entry, command == wire::UringCmd::kRegister ? "REGISTER" : "COMMIT_AND_FETCH");
   Finish(entry);
 }
 
@@ -402,23 +369,14 @@ void UringQueue::Register(uint32_t entry) {
 void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
                         std::span<const ConstBytes> body) {
   Entry& e = entries_[entry];
-  size_t size = 0;
-  if (error == 0) {
-    for (ConstBytes part : body) size += part.size();
-    if (size > transport_.payload_size_) {
-      Log(LogLevel::kError, "reply to unique %u has %u bytes, more than the %u-byte payload",
-          unique, size, transport_.payload_size_);
-      error = -EIO;
-      size = 0;
-    }
+  size_t size = PartsSize(ReplyParts(error, body));
+  if (size > payload_size_) {
+    Log(LogLevel::kError, "reply to unique %u has %u bytes, more than the %u-byte payload", unique,
+        size, payload_size_);
+    error = -EIO;
+    size = 0;
   }
-  if (error == 0) {
-    size_t at = 0;
-    for (ConstBytes part : body) {
-      if (!part.empty()) std::memcpy(e.payload + at, part.data(), part.size());
-      at += part.size();
-    }
-  }
+  JoinParts(ReplyParts(error, body), MutableBytes(e.payload, size));
   const wire::OutHeader out{static_cast<uint32_t>(sizeof(wire::OutHeader) + size), error, unique};
   std::memcpy(e.header->in_out, &out, sizeof(out));
   e.header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(size);
@@ -427,22 +385,10 @@ void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
   ++free_;
 }
 
-void UringQueue::OnCompletion(const io_uring_cqe& cqe) {
-  const UserData data = DecodeUserData(cqe.user_data);
-  switch (data.kind) {
-    case Completion::kCommand: OnCommand(data.slot, cqe.res); break;
-    case Completion::kWake:
-      CommitLateReplies();
-      if (transport_.stopping_.load(std::memory_order_relaxed)) {
-        done_ = true;
-      } else {
-        waker_.Arm(ring_);
-      }
-      break;
-    default:
-      Log(LogLevel::kError, "queue %u: completion with unknown user_data 0x%x", index_,
-          cqe.user_data);
-  }
+bool UringQueue::OnCompletion(UserData data, int result) {
+  if (data.kind != Completion::kCommand) return false;
+  OnCommand(data.slot, result);
+  return true;
 }
 
 void UringQueue::OnCommand(uint32_t entry, int result) {
@@ -461,7 +407,7 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
       return;
     default: break;
   }
-  Log(LogLevel::kError, "queue %u entry %u: FUSE-over-io_uring command failed: %s", index_, entry,
+  Log(LogLevel::kError, "queue %u entry %u: FUSE-over-io_uring command failed: %s", index(), entry,
       std::strerror(-result));
   Finish(entry);
 }
@@ -471,13 +417,13 @@ void UringQueue::OnRequest(uint32_t entry) {
   // The kernel gave out the last free entry it had: a request that came after it waits in the
   // kernel for a commit on this queue. Keep a larger reserve from now on.
   if (kernel_free_ > 0 && --kernel_free_ == 0) {
-    reserve_ = std::min(reserve_ * 2, std::max(transport_.depth_, UringCmdTransport::kMaxReserve));
+    reserve_ = std::min(reserve_ * 2, std::max(depth_, UringCmdTransport::kMaxReserve));
   }
   Entry& e = entries_[entry];
   const wire::UringEntInOut& ent = e.header->ring_ent_in_out;
   e.commit_id = ent.commit_id;
   e.state = EntryState::kInHandler;
-  const size_t payload_size = std::min<size_t>(ent.payload_sz, transport_.payload_size_);
+  const size_t payload_size = std::min<size_t>(ent.payload_sz, payload_size_);
   const ConstBytes in_out(reinterpret_cast<const std::byte*>(e.header->in_out),
                           sizeof(wire::InHeader));
   wire::InHeader header;
@@ -489,15 +435,13 @@ void UringQueue::OnRequest(uint32_t entry) {
   new_requests_ = true;
   e.nodeid = header.nodeid;
 
-  const std::atomic<bool>* interrupted = transport_.inflight_->Begin(index_, header.unique);
-  current_queue_ = this;
-  current_entry_ = entry;
-  transport_.context_.dispatcher.DispatchRing(
-      in_out,
-      ConstBytes(reinterpret_cast<const std::byte*>(e.header->op_in), wire::kUringOpInOutSize),
-      ConstBytes(e.payload, payload_size), Delivery{this, entry, interrupted});
-  current_queue_ = nullptr;
-  transport_.inflight_->End(index_);
+  const ConstBytes op_in(reinterpret_cast<const std::byte*>(e.header->op_in),
+                         wire::kUringOpInOutSize);
+  const ConstBytes payload(e.payload, payload_size);
+  // A queue's thread runs one handler at a time: one inflight slot per queue.
+  Handle(entry, index(), header.unique, [&](const Delivery& delivery) {
+    dispatcher().DispatchRing(in_out, op_in, payload, delivery);
+  });
   if (staged_.present) {
     staged_.present = false;
     const ConstBytes body[] = {ConstBytes(staged_.body.data(), staged_.size)};
@@ -513,15 +457,15 @@ void UringQueue::OnRequest(uint32_t entry) {
 
 void UringQueue::SendReply(const ReplyTarget& target, int32_t error,
                            std::span<const ConstBytes> body) {
-  if (current_queue_ == this && current_entry_ == target.slot && !staged_.present) {
+  if (InHandlerOf(target.slot) && !staged_.present) {
     Stage(target.unique, error, body);
     return;
   }
   // Answered later, from another thread: the queue thread owns the ring, so hand it over.
-  LateReply late{static_cast<uint32_t>(target.slot), target.unique, error, {}};
-  if (error == 0) {
-    for (ConstBytes part : body) late.body.insert(late.body.end(), part.begin(), part.end());
-  }
+  const std::span<const ConstBytes> parts = ReplyParts(error, body);
+  LateReply late{static_cast<uint32_t>(target.slot), target.unique, error,
+                 std::vector<std::byte>(PartsSize(parts))};
+  JoinParts(parts, late.body);
   bool first = false;
   {
     std::lock_guard lock(inbox_mutex_);
@@ -532,18 +476,10 @@ void UringQueue::SendReply(const ReplyTarget& target, int32_t error,
 }
 
 void UringQueue::Stage(uint64_t unique, int32_t error, std::span<const ConstBytes> body) {
-  size_t size = 0;
-  if (error == 0) {
-    for (ConstBytes part : body) size += part.size();
-  }
+  const std::span<const ConstBytes> parts = ReplyParts(error, body);
+  const size_t size = PartsSize(parts);
   if (staged_.body.size() < size) staged_.body.resize(size);
-  size_t at = 0;
-  if (error == 0) {
-    for (ConstBytes part : body) {
-      if (!part.empty()) std::memcpy(staged_.body.data() + at, part.data(), part.size());
-      at += part.size();
-    }
-  }
+  JoinParts(parts, staged_.body);
   staged_.present = true;
   staged_.unique = unique;
   staged_.error = error;
@@ -568,25 +504,14 @@ void UringQueue::Finish(uint32_t entry) {
   if (was == EntryState::kFinished) return;
   if (was == EntryState::kAwaitingRequest) --free_;
   entries_[entry].state = EntryState::kFinished;
-  if (++finished_ == entries_.size()) done_ = true;
+  if (++finished_ == entries_.size()) MarkDone();
 }
 
-UringCmdTransport::UringCmdTransport(const TransportContext& context)
-    : context_(context),
-      depth_(context.options.queue_depth > 0 ? static_cast<size_t>(context.options.queue_depth)
-                                             : kDefaultEntriesPerQueue),
-      payload_size_(context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)))),
-      dev_channel_(std::make_unique<DevFuseReplyChannel>(context.session_fd)) {}
+}  // namespace
 
-UringCmdTransport::~UringCmdTransport() {
-  Stop();
-  Join();
-  for (auto& queue : queues_) RetireChannel(std::move(queue));
-  RetireChannel(std::move(dev_channel_));
-}
-
-absl::Status UringCmdTransport::Start() {
-  if (!context_.negotiated.io_uring) {
+absl::StatusOr<std::unique_ptr<Transport>> UringCmdTransport::Create(
+    const TransportContext& context) {
+  if (!context.negotiated.io_uring) {
     return absl::FailedPreconditionError(
         "the uring-cmd transport needs FUSE-over-io_uring, which INIT did not agree on: enable "
         "it with `echo Y > /sys/module/fuse/parameters/enable_uring` (Linux 6.14+)");
@@ -594,46 +519,46 @@ absl::Status UringCmdTransport::Start() {
   absl::StatusOr<std::vector<int>> cpus = PossibleCpus();
   if (!cpus.ok()) return cpus.status();
   // Queue ids run from 0 to the highest possible CPU, holes included.
-  queue_count_ = static_cast<size_t>(cpus->back()) + 1;
-  inflight_ = std::make_unique<InflightTable>(queue_count_ + 1);
-  context_.dispatcher.set_interrupt_sink(inflight_.get());
+  const size_t queue_count = static_cast<size_t>(cpus->back()) + 1;
+  return std::unique_ptr<Transport>(new UringCmdTransport(context, queue_count));
+}
+
+UringCmdTransport::UringCmdTransport(const TransportContext& context, size_t queue_count)
+    : context_(context),
+      queue_count_(queue_count),
+      depth_(context.options.queue_depth > 0 ? static_cast<size_t>(context.options.queue_depth)
+                                             : kDefaultEntriesPerQueue),
+      payload_size_(context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)))),
+      inflight_(queue_count + 1),
+      dev_channel_(std::make_unique<DevFuseReplyChannel>(context.session_fd)) {}
+
+// The /dev/fuse reader's channel goes once the reader has ended, with the queues.
+UringCmdTransport::~UringCmdTransport() {
+  queues_.Shutdown();
+  RetireChannel(std::move(dev_channel_));
+}
+
+absl::Status UringCmdTransport::Start() {
+  const RingWorker::Shared shared{"queue", context_.dispatcher, inflight_, queues_.stopping()};
   for (size_t q = 0; q < queue_count_; ++q) {
-    auto queue = std::make_unique<UringQueue>(*this, q, static_cast<int>(q));
-    // Here, before any thread starts: the /dev/fuse reader's Stop() wakes every queue, and may
-    // come while another queue's thread is still in Setup.
-    if (absl::Status status = queue->OpenWaker(); !status.ok()) return status;
-    queues_.push_back(std::move(queue));
+    absl::Status added = queues_.Add(std::make_unique<UringQueue>(
+        shared, q, static_cast<int>(q), context_.session_fd, depth_, payload_size_));
+    if (!added.ok()) return added;
   }
-  absl::Status status = threads_.Start(
-      queue_count_ + 1, [this](size_t i) { return SetUpThread(i); },
-      [this](size_t i) { RunThread(i); });
-  if (!status.ok()) Stop();
-  return status;
+  return queues_.Start([this] { ReadDevFuse(); });
 }
 
-absl::Status UringCmdTransport::SetUpThread(size_t index) {
-  // On the queue's own thread: pinning, and the ring's SINGLE_ISSUER owner.
-  return index < queue_count_ ? queues_[index]->Setup() : absl::OkStatus();
-}
-
-void UringCmdTransport::RunThread(size_t index) {
-  if (index < queue_count_) return queues_[index]->Run();
-  const size_t slot = DevFuseSlot();
+void UringCmdTransport::ReadDevFuse() {
   DevFuseReader{context_.session_fd,
                 DevFuseReadBufferSize(context_.negotiated),
                 context_.dispatcher,
                 *dev_channel_,
                 0,
-                *inflight_,
-                slot}
-      .Run(stopping_);
+                inflight_,
+                DevFuseSlot()}
+      .Run(queues_.stopping());
   // The connection is over: the rings will only see ENOTCONN from here on; stop waiting.
   Stop();
-}
-
-void UringCmdTransport::Stop() {
-  stopping_.store(true, std::memory_order_relaxed);
-  for (auto& queue : queues_) queue->Wake();
 }
 
 std::string UringCmdTransport::Describe() const {

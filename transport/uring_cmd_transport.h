@@ -35,18 +35,14 @@
 // it, requests from a CPU whose queue is full wait until one is answered.
 #pragma once
 
-#include <atomic>
 #include <memory>
-#include <vector>
 
 #include "transport/dev_fuse_channel.h"
 #include "transport/inflight.h"
+#include "transport/ring_worker.h"
 #include "transport/transport.h"
-#include "transport/worker_threads.h"
 
 namespace ringfuse {
-
-class UringQueue;
 
 class UringCmdTransport : public Transport {
  public:
@@ -54,33 +50,32 @@ class UringCmdTransport : public Transport {
   static constexpr size_t kMaxReserve = 64;
   static constexpr size_t kMaxLateRequestsPerQueue = kMaxEntriesPerQueue - kMaxReserve;
 
-  explicit UringCmdTransport(const TransportContext& context);
+  // Fails unless INIT agreed on FUSE-over-io_uring; a queue per possible CPU.
+  static absl::StatusOr<std::unique_ptr<Transport>> Create(const TransportContext& context);
   ~UringCmdTransport() override;
 
   TransportKind kind() const override { return TransportKind::kUringCmd; }
+  InterruptSink& interrupt_sink() override { return inflight_; }
   absl::Status Start() override;
-  void Stop() override;
-  void Join() override { threads_.Join(); }
+  void Stop() override { queues_.Stop(); }
+  void Join() override { queues_.Join(); }
   std::string Describe() const override;
 
  private:
-  friend class UringQueue;
+  UringCmdTransport(const TransportContext& context, size_t queue_count);
 
-  absl::Status SetUpThread(size_t index);
-  void RunThread(size_t index);
+  // Serves what still comes over /dev/fuse, on the thread after the queues'.
+  void ReadDevFuse();
   size_t DevFuseSlot() const { return queue_count_; }
 
   TransportContext context_;
-  size_t queue_count_ = 0;
+  size_t queue_count_;
   size_t depth_;
   size_t payload_size_;
-  std::vector<int> cpus_;
   // One slot per queue, then /dev/fuse: a queue's thread runs one handler at a time.
-  std::unique_ptr<InflightTable> inflight_;
+  InflightTable inflight_;
   std::unique_ptr<DevFuseReplyChannel> dev_channel_;  // for what the /dev/fuse reader serves
-  std::vector<std::unique_ptr<UringQueue>> queues_;
-  std::atomic<bool> stopping_{false};
-  WorkerThreads threads_;  // one per queue, then the /dev/fuse reader
+  RingWorkers queues_;  // last: its destructor joins the threads that use the members above
 };
 
 }  // namespace ringfuse

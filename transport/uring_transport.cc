@@ -1,45 +1,41 @@
 #include "transport/uring_transport.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_format.h"
+#include "protocol/reply_parts.h"
+#include "protocol/request_unique.h"
 #include "ringfuse/log.h"
 #include "ringfuse/reply.h"
 #include "transport/dev_fuse.h"
 #include "transport/dev_fuse_channel.h"
 #include "transport/fd.h"
-#include "transport/retire_channel.h"
-#include "transport/ring.h"
-#include "transport/ring_waker.h"
-#include "transport/user_data.h"
 
 namespace ringfuse {
+namespace {
 
 // One read per ring unless asked: more need io-wq (see ArmRead), which costs more than it gains.
 constexpr size_t kDefaultReadsInFlight = 1;
 
-// Tries the cheapest ring flags first; older kernels reject DEFER_TASKRUN (6.1+).
-absl::Status InitWorkerRing(Ring& ring, unsigned entries) {
-  absl::Status status = ring.Init(entries, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
-  if (status.ok()) return status;
-  return ring.Init(entries, 0);
-}
-
 // One worker: its ring, its /dev/fuse fd, its slots. Everything but SendReply from foreign
 // threads runs on the worker's own thread.
-class UringWorker : public ReplyChannel {
+class UringWorker : public RingWorker {
  public:
-  UringWorker(UringTransport& transport, size_t index, int fd, UniqueFd clone)
-      : transport_(transport), index_(index), fd_(fd), clone_(std::move(clone)) {}
+  UringWorker(const Shared& shared, size_t index, int fd, UniqueFd clone, size_t depth,
+              size_t buffer_size)
+      : RingWorker(shared, index),
+        fd_(fd),
+        clone_(std::move(clone)),
+        depth_(depth),
+        buffer_size_(buffer_size) {}
 
-  absl::Status Setup();
-  void Run();
-  void Wake() { waker_.Wake(); }
+  // The ring goes first: its reads still point at the slots' buffers.
+  ~UringWorker() override { ring().Exit(); }
 
+  absl::Status Setup() override;
   void SendReply(const ReplyTarget& target, int32_t error,
                  std::span<const ConstBytes> body) override;
 
@@ -50,105 +46,73 @@ class UringWorker : public ReplyChannel {
     size_t reply_size = 0;  // non-zero: a reply waits to be submitted before the next read
   };
 
+  bool OnCompletion(UserData data, int result) override;
   void ArmRead(uint32_t slot);
-  void OnCompletion(const io_uring_cqe& cqe);
+  void OnWritten(int result);
   void OnRead(uint32_t slot, int result);
   void OnRequest(uint32_t slot, size_t length);
   bool QueueReply(Slot& slot, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
 
-  size_t InflightIndex(uint32_t slot) const { return index_ * transport_.depth_ + slot; }
+  size_t InflightIndex(uint32_t slot) const { return index() * depth_ + slot; }
 
-  // The slot whose handler is running on this thread, for SendReply to recognise its own.
-  static thread_local UringWorker* current_worker_;
-  static thread_local uint32_t current_slot_;
-
-  UringTransport& transport_;
-  size_t index_;
   int fd_;
   UniqueFd clone_;
-  RingWaker waker_;
-  Ring ring_;
+  size_t depth_;
+  size_t buffer_size_;
   std::vector<Slot> slots_;
-  bool done_ = false;
 };
 
-thread_local UringWorker* UringWorker::current_worker_ = nullptr;
-thread_local uint32_t UringWorker::current_slot_ = 0;
-
 absl::Status UringWorker::Setup() {
-  if (absl::Status status = waker_.Open(); !status.ok()) return status;
   // Each slot may have a WRITE and a READ in flight, plus the wake-up read.
-  const unsigned entries = static_cast<unsigned>(transport_.depth_ * 2 + 2);
-  if (absl::Status status = InitWorkerRing(ring_, entries); !status.ok()) return status;
-  slots_.resize(transport_.depth_);
+  const unsigned entries = static_cast<unsigned>(depth_ * 2 + 2);
+  if (absl::Status status = InitRing(entries, 0); !status.ok()) return status;
+  slots_.resize(depth_);
   for (Slot& slot : slots_) {
-    slot.request.emplace(transport_.buffer_size_);
+    slot.request.emplace(buffer_size_);
     slot.reply.resize(4096);
   }
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) ArmRead(slot);
+  ArmWaker();
   return absl::OkStatus();
 }
 
-void UringWorker::Run() {
-  for (uint32_t slot = 0; slot < slots_.size(); ++slot) ArmRead(slot);
-  waker_.Arm(ring_);
-  while (!done_) {
-    const int result = ring_.SubmitAndWait(1);
-    if (result < 0 && result != -EINTR) {
-      Log(LogLevel::kError, "uring worker %u: io_uring_enter failed: %s", index_,
-          std::strerror(-result));
-      break;
-    }
-    ring_.DrainCompletions([this](const io_uring_cqe& cqe) { OnCompletion(cqe); });
-  }
-  ring_.SubmitAndWait(0);  // replies queued by the last completions still go out
-}
-
 void UringWorker::ArmRead(uint32_t slot) {
-  const bool reading = !transport_.stopping_.load(std::memory_order_relaxed);
+  const bool reading = !stopping();
   Slot& s = slots_[slot];
   if (s.reply_size != 0) {
     // Reply first, then read into the same slot: the link keeps the reply buffer intact until
     // the kernel has taken it, and both go in the next io_uring_enter.
-    io_uring_sqe* write = ring_.NextSqe();
+    io_uring_sqe* write = ring().NextSqe();
     io_uring_prep_write(write, fd_, s.reply.data(), static_cast<unsigned>(s.reply_size), 0);
     if (reading) write->flags |= IOSQE_IO_LINK;
     io_uring_sqe_set_data64(write, EncodeUserData(Completion::kWrite, slot));
     s.reply_size = 0;
   }
   if (!reading) return;
-  io_uring_sqe* read = ring_.NextSqe();
+  io_uring_sqe* read = ring().NextSqe();
   io_uring_prep_read(read, fd_, s.request->data(), static_cast<unsigned>(s.request->size()), 0);
   // /dev/fuse ignores IOCB_NOWAIT: a read issued inline after a poll wake-up that finds the
   // queue already emptied by another reader blocks this thread inside io_uring_enter. With one
   // read per ring that is harmless (the thread has nothing else to do); with several, the
   // completions of the others are stuck behind it (a deadlock, seen here), so each read then
   // blocks in an io-wq worker instead, at the price of a thread hand-off per request.
-  if (transport_.depth_ > 1) read->flags |= IOSQE_ASYNC;
+  if (depth_ > 1) read->flags |= IOSQE_ASYNC;
   io_uring_sqe_set_data64(read, EncodeUserData(Completion::kRead, slot));
 }
 
-void UringWorker::OnCompletion(const io_uring_cqe& cqe) {
-  const UserData data = DecodeUserData(cqe.user_data);
+bool UringWorker::OnCompletion(UserData data, int result) {
   switch (data.kind) {
-    case Completion::kRead: OnRead(data.slot, cqe.res); break;
-    case Completion::kWrite:
-      if (cqe.res < 0) {
-        // ENOENT: the request was interrupted or aborted; nobody waits for this answer.
-        Log(cqe.res == -ENOENT ? LogLevel::kDebug : LogLevel::kWarning,
-            "uring worker %u: reply not delivered: %s", index_, std::strerror(-cqe.res));
-      }
-      break;
-    case Completion::kWake:
-      if (transport_.stopping_.load(std::memory_order_relaxed)) {
-        done_ = true;
-      } else {
-        waker_.Arm(ring_);
-      }
-      break;
-    default:
-      Log(LogLevel::kError, "uring worker %u: completion with unknown user_data 0x%x", index_,
-          cqe.user_data);
+    case Completion::kRead: OnRead(data.slot, result); return true;
+    case Completion::kWrite: OnWritten(result); return true;
+    default: return false;
   }
+}
+
+void UringWorker::OnWritten(int result) {
+  if (result >= 0) return;
+  // ENOENT: the request was interrupted or aborted; nobody waits for this answer.
+  Log(result == -ENOENT ? LogLevel::kDebug : LogLevel::kWarning,
+      "uring worker %u: reply not delivered: %s", index(), std::strerror(-result));
 }
 
 void UringWorker::OnRead(uint32_t slot, int result) {
@@ -166,34 +130,25 @@ void UringWorker::OnRead(uint32_t slot, int result) {
       return;
     case ENODEV:        // unmounted
     case ECONNABORTED:  // aborted
-      done_ = true;
+      MarkDone();
       return;
     default:
-      Log(LogLevel::kError, "uring worker %u: read from /dev/fuse failed: %s", index_,
+      Log(LogLevel::kError, "uring worker %u: read from /dev/fuse failed: %s", index(),
           std::strerror(-result));
-      done_ = true;
+      MarkDone();
   }
 }
 
 void UringWorker::OnRequest(uint32_t slot, size_t length) {
   const ConstBytes message(slots_[slot].request->data(), length);
-  uint64_t unique = 0;
-  if (length >= 16) std::memcpy(&unique, message.data() + 8, sizeof(unique));
-  const std::atomic<bool>* interrupted = transport_.inflight_.Begin(InflightIndex(slot), unique);
-  current_worker_ = this;
-  current_slot_ = slot;
-  transport_.context_.dispatcher.Dispatch(message, Delivery{this, slot, interrupted});
-  current_worker_ = nullptr;
-  transport_.inflight_.End(InflightIndex(slot));
+  Handle(slot, InflightIndex(slot), ReadUnique(message).value_or(0),
+         [&](const Delivery& delivery) { dispatcher().Dispatch(message, delivery); });
 }
 
 bool UringWorker::QueueReply(Slot& slot, uint64_t unique, int32_t error,
                              std::span<const ConstBytes> body) {
   if (slot.reply_size != 0) return false;  // one reply per request; a second goes by writev
-  size_t needed = sizeof(wire::OutHeader);
-  if (error == 0) {
-    for (ConstBytes part : body) needed += part.size();
-  }
+  const size_t needed = sizeof(wire::OutHeader) + PartsSize(ReplyParts(error, body));
   // Grows only past the largest reply seen so far: steady state allocates nothing.
   if (slot.reply.size() < needed) slot.reply.resize(needed);
   slot.reply_size = EncodeReplyMessage(unique, error, body, slot.reply);
@@ -202,8 +157,9 @@ bool UringWorker::QueueReply(Slot& slot, uint64_t unique, int32_t error,
 
 void UringWorker::SendReply(const ReplyTarget& target, int32_t error,
                             std::span<const ConstBytes> body) {
-  const bool own_running_request = current_worker_ == this && current_slot_ == target.slot;
-  if (own_running_request && QueueReply(slots_[target.slot], target.unique, error, body)) return;
+  if (InHandlerOf(target.slot) && QueueReply(slots_[target.slot], target.unique, error, body)) {
+    return;
+  }
   // From another thread, or later: a direct write, which is thread-safe and never waits.
   const int result = WriteReply(fd_, target.unique, error, body);
   if (result != 0) {
@@ -211,6 +167,8 @@ void UringWorker::SendReply(const ReplyTarget& target, int32_t error,
         "reply to unique %u not delivered: %s", target.unique, std::strerror(result));
   }
 }
+
+}  // namespace
 
 UringTransport::UringTransport(const TransportContext& context)
     : context_(context),
@@ -220,13 +178,9 @@ UringTransport::UringTransport(const TransportContext& context)
       buffer_size_(DevFuseReadBufferSize(context.negotiated)),
       inflight_(worker_count_ * depth_) {}
 
-UringTransport::~UringTransport() {
-  Stop();
-  Join();
-  for (auto& worker : workers_) RetireChannel(std::move(worker));
-}
-
 absl::Status UringTransport::Start() {
+  const RingWorker::Shared shared{"uring worker", context_.dispatcher, inflight_,
+                                  workers_.stopping()};
   for (size_t i = 0; i < worker_count_; ++i) {
     UniqueFd clone;
     if (i > 0) {
@@ -235,19 +189,11 @@ absl::Status UringTransport::Start() {
       clone = std::move(*cloned);
     }
     const int fd = i == 0 ? context_.session_fd : clone.get();
-    workers_.push_back(std::make_unique<UringWorker>(*this, i, fd, std::move(clone)));
+    absl::Status added = workers_.Add(
+        std::make_unique<UringWorker>(shared, i, fd, std::move(clone), depth_, buffer_size_));
+    if (!added.ok()) return added;
   }
-  context_.dispatcher.set_interrupt_sink(&inflight_);
-  absl::Status status = threads_.Start(
-      worker_count_, [this](size_t i) { return workers_[i]->Setup(); },
-      [this](size_t i) { workers_[i]->Run(); });
-  if (!status.ok()) Stop();
-  return status;
-}
-
-void UringTransport::Stop() {
-  stopping_.store(true, std::memory_order_relaxed);
-  for (auto& worker : workers_) worker->Wake();
+  return workers_.Start();
 }
 
 std::string UringTransport::Describe() const {

@@ -5,40 +5,30 @@
 // written directly with writev.
 #pragma once
 
-#include <atomic>
-#include <memory>
-#include <vector>
-
 #include "transport/inflight.h"
+#include "transport/ring_worker.h"
 #include "transport/transport.h"
-#include "transport/worker_threads.h"
 
 namespace ringfuse {
-
-class UringWorker;
 
 class UringTransport : public Transport {
  public:
   explicit UringTransport(const TransportContext& context);
-  ~UringTransport() override;
 
   TransportKind kind() const override { return TransportKind::kUring; }
+  InterruptSink& interrupt_sink() override { return inflight_; }
   absl::Status Start() override;
-  void Stop() override;
-  void Join() override { threads_.Join(); }
+  void Stop() override { workers_.Stop(); }
+  void Join() override { workers_.Join(); }
   std::string Describe() const override;
 
  private:
-  friend class UringWorker;
-
   TransportContext context_;
   size_t worker_count_;
   size_t depth_;
   size_t buffer_size_;
   InflightTable inflight_;  // worker w's slot s is entry w * depth_ + s
-  std::vector<std::unique_ptr<UringWorker>> workers_;
-  std::atomic<bool> stopping_{false};
-  WorkerThreads threads_;
+  RingWorkers workers_;     // last: its destructor joins the threads that use the members above
 };
 
 }  // namespace ringfuse
