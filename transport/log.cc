@@ -8,20 +8,18 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kWarning)};
 
-class StderrSink : public LogSink {
- public:
-  void Write(LogLevel level, std::string_view line) override {
-    // One fprintf per line: stdio locks the stream, so lines from threads do not interleave.
-    std::string_view name = LogLevelName(level);
-    std::fprintf(stderr, "ringfuse %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
-                 static_cast<int>(line.size()), line.data());
-  }
-};
+// Null: standard error, written without a virtual call. Besides needing no object that static
+// destruction could take away, this keeps logging working where a sanitizer's check of a virtual
+// call cannot run (UBSan's vptr check needs a free fd, and the fd table may be full: that is
+// what the daemon logs about).
+std::atomic<LogSink*> g_sink{nullptr};
 
-// Never destroyed: a line logged while statics are destroyed (a session held in one) still has
-// somewhere to go.
-LogSink* const g_stderr_sink = new StderrSink;
-std::atomic<LogSink*> g_sink{g_stderr_sink};
+void WriteToStderr(LogLevel level, std::string_view line) {
+  // One fprintf per line: stdio locks the stream, so lines from threads do not interleave.
+  const std::string_view name = LogLevelName(level);
+  std::fprintf(stderr, "ringfuse %.*s: %.*s\n", static_cast<int>(name.size()), name.data(),
+               static_cast<int>(line.size()), line.data());
+}
 
 }  // namespace
 
@@ -31,9 +29,7 @@ bool LogEnabled(LogLevel level) {
   return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
 }
 
-void SetLogSink(LogSink* sink) {
-  g_sink.store(sink != nullptr ? sink : g_stderr_sink, std::memory_order_release);
-}
+void SetLogSink(LogSink* sink) { g_sink.store(sink, std::memory_order_release); }
 
 std::string_view LogLevelName(LogLevel level) {
   static constexpr std::string_view kNames[] = {"error", "warning", "info", "debug"};
@@ -41,7 +37,10 @@ std::string_view LogLevelName(LogLevel level) {
 }
 
 void LogLine(LogLevel level, std::string_view line) {
-  if (LogEnabled(level)) g_sink.load(std::memory_order_acquire)->Write(level, line);
+  if (!LogEnabled(level)) return;
+  LogSink* const sink = g_sink.load(std::memory_order_acquire);
+  if (sink == nullptr) return WriteToStderr(level, line);
+  sink->Write(level, line);
 }
 
 void LoggingDiagnostics::Report(std::string_view line) {
