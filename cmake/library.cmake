@@ -6,10 +6,6 @@
 configure_file(${PROJECT_SOURCE_DIR}/include/ringfuse/version.h.in
                ${PROJECT_BINARY_DIR}/include/ringfuse/version.h @ONLY)
 
-set(ringfuse_public_dependencies
-  absl::status absl::statusor absl::strings absl::str_format absl::time)
-set(ringfuse_private_dependencies absl::synchronization PkgConfig::LIBURING Threads::Threads)
-
 foreach(kind IN ITEMS static shared)
   string(TOUPPER ${kind} type)
   add_library(ringfuse_${kind} ${type} $<TARGET_OBJECTS:ringfuse_objects>)

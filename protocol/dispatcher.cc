@@ -1,6 +1,7 @@
 #include "protocol/dispatcher.h"
 
 #include <cerrno>
+#include <concepts>
 #include <new>
 #include <type_traits>
 #include <variant>
@@ -21,17 +22,12 @@ struct ReplyFactory {
   }
 };
 
-template <>
-struct ReplyFactory<DirReply> {
-  static DirReply Make(ReplyToken token, const op::Readdir& args) {
-    return DirReply(std::move(token), args.in);
-  }
-};
-
-template <>
-struct ReplyFactory<DirPlusReply> {
-  static DirPlusReply Make(ReplyToken token, const op::Readdirplus& args) {
-    return DirPlusReply(std::move(token), args.in);
+template <typename Listing>
+requires std::derived_from<Listing, DirListingReply>
+struct ReplyFactory<Listing> {
+  template <typename Args>
+  static Listing Make(ReplyToken token, const Args& args) {
+    return Listing(std::move(token), args.in);
   }
 };
 

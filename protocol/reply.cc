@@ -164,8 +164,8 @@ bool DirentPacker::Append(ConstBytes head, std::string_view name, size_t record_
 
 DirListingReply::DirListingReply(ReplyToken token, const wire::ReadIn& request)
     : TypedReply(std::move(token)),
-      buffer_(request.size),
-      packer_(buffer_),
+      buffer_(std::make_unique_for_overwrite<std::byte[]>(request.size)),
+      packer_(MutableBytes(buffer_.get(), request.size)),
       offset_(request.offset) {}
 
 bool DirentPacker::Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name) {

@@ -11,11 +11,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <random>
 #include <thread>
 
@@ -181,9 +181,9 @@ struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
 };
 
-// Sequential transfers use page-aligned buffers, as fio does with its default alignment: a 1 MiB
-// buffer from malloc starts 16 bytes into a page, so it spans 257 pages, one more than FUSE's
-// max_pages, and every read(2) or write(2) of it splits into two requests (1 MiB - 16 and 16
+// Every transfer uses page-aligned buffers, as fio does: O_DIRECT needs them, and a 1 MiB buffer
+// from malloc starts 16 bytes into a page, so it spans 257 pages, one more than FUSE's max_pages,
+// and every sequential read(2) or write(2) of it splits into two requests (1 MiB - 16 and 16
 // bytes), which charges every daemon for the benchmark's buffer.
 std::unique_ptr<std::byte, FreeDeleter> PageAlignedBuffer(size_t size) {
   auto* memory = static_cast<std::byte*>(std::aligned_alloc(kBlock, size));
@@ -193,10 +193,10 @@ std::unique_ptr<std::byte, FreeDeleter> PageAlignedBuffer(size_t size) {
 
 absl::StatusOr<double> RandomReadIops(int fd, int jobs, uint64_t blocks, absl::Duration duration,
                                       uint64_t& operations) {
-  std::vector<std::unique_ptr<void, FreeDeleter>> buffers;
+  std::vector<std::unique_ptr<std::byte, FreeDeleter>> buffers;
   std::vector<std::mt19937_64> randoms;
   for (int j = 0; j < jobs; ++j) {
-    buffers.emplace_back(std::aligned_alloc(kBlock, kBlock));
+    buffers.push_back(PageAlignedBuffer(kBlock));
     randoms.emplace_back(j + 1);
   }
   const LoopOutcome outcome = RunTimedLoops(jobs, duration, [&](int job, uint64_t) {

@@ -39,7 +39,6 @@ class SessionImpl {
   TransportKind transport_kind() const { return transport_->kind(); }
   // Which transport serves, why it was chosen, and what it costs; also logged at info level.
   const std::string& transport_choice() const { return transport_choice_; }
-  const Transport& transport() const { return *transport_; }
   const Negotiated& negotiated() const { return dispatcher_.negotiated(); }
   const Mount& mount() const { return *mount_; }
   int dev_fd() const { return mount_->dev_fd(); }

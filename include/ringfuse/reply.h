@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <type_traits>
-#include <vector>
 
 #include "ringfuse/bytes.h"
 #include "ringfuse/export.h"
@@ -314,7 +314,7 @@ class DirListingReply : public TypedReply {
   uint64_t NextCookie() const { return offset_ + packer_.count() + packer_.skipped() + 1; }
 
  private:
-  std::vector<std::byte> buffer_;
+  std::unique_ptr<std::byte[]> buffer_;  // not zero-filled: the packer writes what it sends
   DirentPacker packer_;
   uint64_t offset_;
 };

@@ -61,6 +61,8 @@ if [[ $(id -u) != 0 || ! -c /dev/fuse ]]; then
   exit 77
 fi
 
+mounted() { grep -q " $1 fuse" /proc/mounts; }  # /proc/mounts: a hung daemon cannot block it
+
 # Mounts `binary` on a fresh directory, reads the file through it, and ends it with SIGTERM;
 # bounded in time, and unmounts whatever happens.
 mount_and_read() {
@@ -71,11 +73,11 @@ mount_and_read() {
   pid=$!
   consumers+=("$pid")
   for _ in $(seq 100); do
-    grep -q " $mnt fuse.* " /proc/mounts && break
+    mounted "$mnt" && break
     kill -0 $pid 2>/dev/null || fail "$binary exited before mounting"
     sleep 0.1
   done
-  grep -q " $mnt fuse" /proc/mounts || fail "$binary did not mount within 10 s"
+  mounted "$mnt" || fail "$binary did not mount within 10 s"
   # Each client call is bounded: a hung consumer fails the test instead of outliving ctest's
   # timeout, whose SIGKILL would skip the cleanup.
   local listed read
@@ -90,7 +92,7 @@ mount_and_read() {
   timeout 10 tail --pid=$pid -f /dev/null || fail "$binary did not end within 10 s of SIGTERM"
   wait $pid || fail "$binary exited with $?"
   consumers=()  # reaped: its pid may be another process's by the time the script ends
-  if grep -q " $mnt " /proc/mounts; then fail "$binary left $mnt mounted"; fi
+  if mounted "$mnt"; then fail "$binary left $mnt mounted"; fi
   echo "$binary: mounted, listed, read, refused a write, unmounted"
 }
 
