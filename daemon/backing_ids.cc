@@ -20,7 +20,7 @@ absl::StatusOr<int32_t> BackingIds::Acquire(int dev_fd, int handle_fd, dev_t dev
   }
   // Opened as the daemon: the client's own open, as the caller, already passed the checks.
   bool writable = !read_only_;
-  UniqueFd backing(writable ? Reopen(handle_fd, O_RDWR) : -1);
+  internal::UniqueFd backing(writable ? Reopen(handle_fd, O_RDWR) : -1);
   if (!backing.valid()) {
     writable = false;
     backing.reset(Reopen(handle_fd, O_RDONLY));
@@ -29,7 +29,7 @@ absl::StatusOr<int32_t> BackingIds::Acquire(int dev_fd, int handle_fd, dev_t dev
     return absl::UnavailableError("no backing file to share for writing");
   }
   // The kernel keeps its own reference to the file; ours closes on return.
-  absl::StatusOr<int32_t> id = OpenBacking(dev_fd, backing.get());
+  absl::StatusOr<int32_t> id = internal::OpenBacking(dev_fd, backing.get());
   if (!id.ok()) return id.status();
   shared_[{dev, ino}] = Shared{*id, writable, 1};
   return *id;
@@ -39,7 +39,7 @@ void BackingIds::Release(int dev_fd, dev_t dev, ino_t ino) {
   absl::MutexLock lock(&mutex_);
   auto known = shared_.find({dev, ino});
   if (known == shared_.end() || --known->second.opens > 0) return;
-  (void)CloseBacking(dev_fd, known->second.id);
+  (void)internal::CloseBacking(dev_fd, known->second.id);
   shared_.erase(known);
 }
 

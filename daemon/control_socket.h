@@ -36,13 +36,14 @@ class ControlServer {
   const std::string& path() const { return path_; }
 
  private:
-  ControlServer(std::string path, UniqueFd listener, UniqueFd wake, Answer answer);
+  ControlServer(std::string path, internal::UniqueFd listener, internal::UniqueFd wake,
+                Answer answer);
   void Serve();
   void ServeOne(int connection);
 
   std::string path_;
-  UniqueFd listener_;
-  UniqueFd wake_;  // an eventfd that ends Serve()
+  internal::UniqueFd listener_;
+  internal::UniqueFd wake_;  // an eventfd that ends Serve()
   Answer answer_;
   std::thread thread_;
 };

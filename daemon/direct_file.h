@@ -36,12 +36,12 @@ class DirectFile {
   }
 
  private:
-  DirectFile(UniqueFd fd, uint32_t memory_alignment, uint32_t offset_alignment)
+  DirectFile(internal::UniqueFd fd, uint32_t memory_alignment, uint32_t offset_alignment)
       : fd_(std::move(fd)),
         memory_alignment_(memory_alignment),
         offset_alignment_(offset_alignment) {}
 
-  UniqueFd fd_;
+  internal::UniqueFd fd_;
   uint32_t memory_alignment_;
   uint32_t offset_alignment_;
 };

@@ -15,7 +15,7 @@ namespace ringfuse::daemon {
 
 class FileHandle {
  public:
-  FileHandle(UniqueFd fd, int flags) : fd_(std::move(fd)), flags_(flags) {
+  FileHandle(internal::UniqueFd fd, int flags) : fd_(std::move(fd)), flags_(flags) {
     struct stat st {};
     ::fstat(fd_.get(), &st);
     dev_ = st.st_dev;
@@ -37,7 +37,7 @@ class FileHandle {
   void set_direct(DirectFile direct) { direct_.emplace(std::move(direct)); }
 
  private:
-  const UniqueFd fd_;
+  const internal::UniqueFd fd_;
   const int flags_;
   dev_t dev_;
   ino_t ino_;

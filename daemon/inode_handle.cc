@@ -45,7 +45,7 @@ bool HandlesOutliveTheCache(int fd) {
 InodeHandles::InodeHandles(int root) {
   const std::string handle = HandleOf(root);
   if (handle.empty()) return;
-  const UniqueFd probe = Open(handle);
+  const internal::UniqueFd probe = Open(handle);
   openable_ = probe.valid();
 }
 
@@ -74,24 +74,25 @@ bool InodeHandles::MountServes(int mount_id, int fd) {
 
 bool InodeHandles::KnowMount(int mount_id, int fd) {
   if (!HandlesOutliveTheCache(fd)) {
-    mounts_.emplace(mount_id, UniqueFd());  // for good: no node of this mount is reopenable
+    mounts_.emplace(mount_id,
+                    internal::UniqueFd());  // for good: no node of this mount is reopenable
     return false;
   }
   // The first inode met on a mount is its top directory, reached by a lookup that crossed the
   // mountpoint: a directory opens without side effects, where a FIFO or device might not.
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  UniqueFd directory(Reopen(fd, O_RDONLY | O_DIRECTORY));
+  internal::UniqueFd directory(Reopen(fd, O_RDONLY | O_DIRECTORY));
   if (!directory.valid()) return false;
   mounts_.emplace(mount_id, std::move(directory));
   return true;
 }
 
-UniqueFd InodeHandles::Open(std::string_view handle) const {
+internal::UniqueFd InodeHandles::Open(std::string_view handle) const {
   StoredHeader header;
   if (handle.size() < sizeof(header) || handle.size() - sizeof(header) > kMaxHandleBytes) {
     errno = ESTALE;
-    return UniqueFd();
+    return internal::UniqueFd();
   }
   std::memcpy(&header, handle.data(), sizeof(header));
   HandleBuffer buffer{};
@@ -106,9 +107,10 @@ UniqueFd InodeHandles::Open(std::string_view handle) const {
   }
   if (mount_fd < 0) {
     errno = ESTALE;
-    return UniqueFd();
+    return internal::UniqueFd();
   }
-  return UniqueFd(::open_by_handle_at(mount_fd, &buffer.header, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  return internal::UniqueFd(
+      ::open_by_handle_at(mount_fd, &buffer.header, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 }
 
 }  // namespace ringfuse::daemon

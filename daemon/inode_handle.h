@@ -28,7 +28,7 @@ class InodeHandles {
   std::string HandleOf(int fd);
   // An O_PATH fd to the inode `handle` names, or an invalid fd with errno set (ESTALE once the
   // inode is gone, EMFILE...). Symlinks are opened themselves, not followed.
-  UniqueFd Open(std::string_view handle) const;
+  internal::UniqueFd Open(std::string_view handle) const;
 
  private:
   // Whether handles of the mount `mount_id` (where `fd` is) can be opened, learning it the first
@@ -42,7 +42,7 @@ class InodeHandles {
   mutable absl::Mutex mutex_;
   // An fd for each mount met under SOURCE (a few): open_by_handle_at refuses O_PATH ones. An
   // invalid fd: a mount whose handles do not outlive its inode cache.
-  absl::flat_hash_map<int, UniqueFd> mounts_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<int, internal::UniqueFd> mounts_ ABSL_GUARDED_BY(mutex_);
   bool openable_ = false;
 };
 

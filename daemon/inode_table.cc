@@ -24,7 +24,7 @@ size_t InodeTable::DefaultOpenLimit() {
   return std::clamp<size_t>(limit.rlim_cur / 4, kFewest, kMost);
 }
 
-InodeTable::InodeTable(UniqueFd root, size_t open_limit)
+InodeTable::InodeTable(internal::UniqueFd root, size_t open_limit)
     : handles_(root.get()), open_limit_(open_limit) {
   absl::MutexLock lock(&mutex_);
   // The root is never forgotten: one lookup that no FORGET takes away.
@@ -33,7 +33,7 @@ InodeTable::InodeTable(UniqueFd root, size_t open_limit)
 }
 
 // The root stays open: every walk starts there.
-void InodeTable::ServeAsRoot(UniqueFd root) {
+void InodeTable::ServeAsRoot(internal::UniqueFd root) {
   struct stat st {};
   ::fstat(root.get(), &st);  // an open directory: fstat has nothing left to fail on
   Entry& entry = by_nodeid_[kRootNodeId];
@@ -48,8 +48,8 @@ void InodeTable::ServeAsRoot(UniqueFd root) {
   entry.open = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
 }
 
-void InodeTable::AddNode(UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
-                         Found& found, Closing& closing) {
+void InodeTable::AddNode(internal::UniqueFd path, std::string handle, uint64_t parent,
+                         std::string_view name, Found& found, Closing& closing) {
   const uint64_t nodeid = next_nodeid_++;
   auto inode =
       std::make_shared<Inode>(Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
@@ -215,7 +215,7 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, boo
     }
     if (FoundOpen(parent, name, names_moved, found)) return 0;
   }
-  UniqueFd path(
+  internal::UniqueFd path(
       ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
   std::string handle = handles_.openable() ? handles_.HandleOf(path.get()) : std::string();
@@ -263,7 +263,7 @@ bool InodeTable::FoundOpen(uint64_t parent, std::string_view name, uint64_t name
   return true;
 }
 
-int InodeTable::Adopt(UniqueFd path, Found& found) {
+int InodeTable::Adopt(internal::UniqueFd path, Found& found) {
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
   Closing closing;
   absl::MutexLock lock(&mutex_);
@@ -366,7 +366,7 @@ void InodeTable::TrackEntries(size_t limit) {
 }
 
 // Lookups wait for this only as long as it takes to copy the node ids: the names leave in a swap.
-KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
+KernelCache InodeTable::ReplaceRoot(internal::UniqueFd root) {
   KernelCache cache;
   absl::MutexLock lock(&mutex_);
   KeepOldRootForItsNames();
@@ -386,7 +386,7 @@ KernelCache InodeTable::ReplaceRoot(UniqueFd root) {
 void InodeTable::KeepOldRootForItsNames() {
   Entry& root = by_nodeid_[kRootNodeId];
   if (root.named_children == 0) return;
-  UniqueFd old_root(::fcntl(root.open->path.get(), F_DUPFD_CLOEXEC, 0));
+  internal::UniqueFd old_root(::fcntl(root.open->path.get(), F_DUPFD_CLOEXEC, 0));
   if (!old_root.valid()) return;  // out of fds: the names under it answer ESTALE instead
   const uint64_t kept = next_nodeid_++;
   Entry& entry = by_nodeid_[kept];
@@ -464,10 +464,10 @@ std::shared_ptr<const Inode> InodeTable::WalkAndReopen(uint64_t nodeid, uint64_t
 }
 
 std::shared_ptr<const Inode> InodeTable::Reopen(const Closed& closed, const Inode* parent) {
-  UniqueFd path = !closed.handle.empty()
-                      ? handles_.Open(closed.handle)
-                      : UniqueFd(::openat(parent->path.get(), closed.name.c_str(),
-                                          O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  internal::UniqueFd path =
+      !closed.handle.empty() ? handles_.Open(closed.handle)
+                             : internal::UniqueFd(::openat(parent->path.get(), closed.name.c_str(),
+                                                           O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!path.valid()) {
     if (errno == ENOENT) errno = ESTALE;  // its name is gone: renamed or removed meanwhile
     return nullptr;

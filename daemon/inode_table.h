@@ -50,7 +50,7 @@ struct Inode {
   uint64_t nodeid;
   dev_t dev;
   ino_t ino;
-  UniqueFd path;  // O_PATH | O_NOFOLLOW
+  internal::UniqueFd path;  // O_PATH | O_NOFOLLOW
 };
 
 struct Found {
@@ -76,7 +76,7 @@ class InodeTable {
   static size_t DefaultOpenLimit();
 
   // `root` is an O_PATH fd to SOURCE's top directory.
-  explicit InodeTable(UniqueFd root, size_t open_limit = DefaultOpenLimit());
+  explicit InodeTable(internal::UniqueFd root, size_t open_limit = DefaultOpenLimit());
 
   // The entry `name` in directory `parent`, counted as one kernel lookup: an existing node if
   // the backing inode already has one, a new node id otherwise. Returns 0 or the errno to
@@ -104,7 +104,7 @@ class InodeTable {
   bool reopens_by_handle() const { return handles_.openable(); }
   // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
   // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
-  int Adopt(UniqueFd path, Found& found);
+  int Adopt(internal::UniqueFd path, Found& found);
   // The node, open; null with errno set when the kernel has forgotten it (ESTALE), its inode is
   // gone (ESTALE) or it cannot be reopened now (EMFILE...).
   std::shared_ptr<const Inode> Get(uint64_t nodeid);
@@ -119,7 +119,7 @@ class InodeTable {
   // may have cached before, forgetting the tracked names: the caller invalidates them next.
   // A lookup that started before this call either is in the returned names or resolves under
   // the new root, never an unreported old one: that is what makes switch-then-invalidate safe.
-  KernelCache ReplaceRoot(UniqueFd root);
+  KernelCache ReplaceRoot(internal::UniqueFd root);
   // Lookups served so far, counting those made for READDIRPLUS.
   uint64_t lookups_served() const;
 
@@ -163,11 +163,11 @@ class InodeTable {
   using Closing = std::vector<std::shared_ptr<const Inode>>;
 
   // Node 1 serves the directory `root` from now on.
-  void ServeAsRoot(UniqueFd root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void ServeAsRoot(internal::UniqueFd root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // A new node for the backing inode of `path`, whose attributes are in found.attr and whose
   // handle is `handle` ("": reopened by `name` under `parent`, or kept open if `parent` is 0);
   // one lookup.
-  void AddNode(UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
+  void AddNode(internal::UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
                Found& found, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Counts a lookup and, when tracking, notes its name; false if the parent is forgotten.
   // `names_moved`: names_moved_ now.

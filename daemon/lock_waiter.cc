@@ -11,7 +11,7 @@ namespace {
 constexpr absl::Duration kFirstRetry = absl::Milliseconds(1);
 constexpr absl::Duration kLongestRetry = absl::Milliseconds(64);
 
-static_assert(LockWaiter::kMaxWaits <= UringCmdTransport::kMaxLateRequestsPerQueue,
+static_assert(LockWaiter::kMaxWaits <= internal::UringCmdTransport::kMaxLateRequestsPerQueue,
               "waits that all come from one CPU must leave its uring-cmd queue free entries");
 static_assert(LockWaiter::kMaxWaitsPerUser <= LockWaiter::kMaxWaits);
 

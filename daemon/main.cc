@@ -34,7 +34,8 @@ namespace {
 // absolute; realpath also names a missing SOURCE or MOUNTPOINT precisely.
 absl::Status MakeAbsolute(std::string& path, std::string_view what) {
   char* resolved = ::realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return ErrnoStatus(errno, absl::StrFormat("%s %s", what, path));
+  if (resolved == nullptr)
+    return internal::ErrnoStatus(errno, absl::StrFormat("%s %s", what, path));
   path = resolved;
   ::free(resolved);
   return absl::OkStatus();
@@ -68,7 +69,7 @@ absl::Status CheckCallerIdentity(const DaemonOptions& options, std::string_view 
 
 // What the served tree starts as: SOURCE, or the chosen revision of REPO.
 struct Served {
-  UniqueFd root;
+  internal::UniqueFd root;
   std::optional<RevisionRepo> repo;
   std::string revision;
 };
@@ -77,7 +78,7 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
   Served served;
   if (options.mode == Mode::kPassthrough) {
     served.root.reset(::open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!served.root.valid()) return ErrnoStatus(errno, options.source);
+    if (!served.root.valid()) return internal::ErrnoStatus(errno, options.source);
     return served;
   }
   absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(options.source);
@@ -85,7 +86,7 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
   absl::StatusOr<std::string> revision =
       options.revision.empty() ? repo->Newest() : absl::StatusOr<std::string>(options.revision);
   if (!revision.ok()) return revision.status();
-  absl::StatusOr<UniqueFd> root = repo->OpenRevision(*revision);
+  absl::StatusOr<internal::UniqueFd> root = repo->OpenRevision(*revision);
   if (!root.ok()) return root.status();
   served.root = std::move(*root);
   served.repo.emplace(std::move(*repo));
@@ -118,7 +119,7 @@ absl::Status StartControl(Running& running, Served& served, const DaemonOptions&
   return absl::OkStatus();
 }
 
-absl::Status Start(Running& running, const DaemonOptions& options, UniqueFd trace_file) {
+absl::Status Start(Running& running, const DaemonOptions& options, internal::UniqueFd trace_file) {
   absl::StatusOr<Served> served = OpenServed(options);
   if (!served.ok()) return served.status();
   running.fs = std::make_unique<PassthroughFs>(std::move(served->root), options);
@@ -158,7 +159,7 @@ int Run(const DaemonOptions& options, std::string_view program) {
   SetLogLevel(options.debug ? LogLevel::kDebug : LogLevel::kWarning);
   // Opened before detaching, so that a relative FILE is where the user meant and a bad one fails
   // in the foreground; its writer thread starts after, since threads do not survive the fork.
-  UniqueFd trace_file;
+  internal::UniqueFd trace_file;
   if (!options.trace.empty()) {
     absl::StatusOr<int> created = JsonTraceWriter::CreateFile(options.trace);
     if (!created.ok()) {

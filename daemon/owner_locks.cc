@@ -20,8 +20,8 @@ bool Writable(const FileHandle& handle) { return (handle.flags() & O_ACCMODE) !=
 
 // The owner's open of the handle's file: read-write for a writable handle where the daemon may
 // (so that it can hold read locks too), else as the handle is.
-UniqueFd OpenFor(const FileHandle& handle) {
-  UniqueFd fd;
+internal::UniqueFd OpenFor(const FileHandle& handle) {
+  internal::UniqueFd fd;
   if (Writable(handle)) fd.reset(Reopen(handle.fd(), O_RDWR));
   if (!fd.valid()) fd.reset(Reopen(handle.fd(), handle.flags() & O_ACCMODE));
   return fd;
@@ -88,7 +88,7 @@ std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle,
 int OwnerLocks::Prepare(const Key& key, const FileHandle& handle) {
   auto known = opens_.find(key);
   if (known != opens_.end() && (known->second.writable || !Writable(handle))) return 0;
-  UniqueFd fd = OpenFor(handle);
+  internal::UniqueFd fd = OpenFor(handle);
   if (known == opens_.end()) {
     if (!fd.valid()) return errno;
     opens_.emplace(key, OwnerOpen{std::move(fd), Writable(handle)});

@@ -81,7 +81,7 @@ class OwnerLocks {
 
  private:
   struct OwnerOpen {
-    UniqueFd fd;
+    internal::UniqueFd fd;
     bool writable = false;
     uint64_t last_fh = 0;   // the handle of the owner's latest request
     uint32_t pid = 0;       // the process of the owner's latest lock (one pid per owner)

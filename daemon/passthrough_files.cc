@@ -71,14 +71,14 @@ absl::Status PassthroughFs::CheckPassthroughWorks() const {
     return absl::FailedPreconditionError("-o passthrough: AttachDevice was not called");
   }
   // A memfd stands in for a backing file: registering one needs nothing from SOURCE.
-  UniqueFd probe(::memfd_create("ringfused-passthrough-probe", MFD_CLOEXEC));
+  internal::UniqueFd probe(::memfd_create("ringfused-passthrough-probe", MFD_CLOEXEC));
   if (!probe.valid()) return absl::InternalError("memfd_create failed for the passthrough probe");
-  absl::StatusOr<int32_t> id = OpenBacking(dev_fd, probe.get());
+  absl::StatusOr<int32_t> id = internal::OpenBacking(dev_fd, probe.get());
   if (!id.ok()) {
     return absl::FailedPreconditionError(
         absl::StrFormat("-o passthrough cannot work here: %s", id.status().message()));
   }
-  return CloseBacking(dev_fd, *id);
+  return internal::CloseBacking(dev_fd, *id);
 }
 
 int PassthroughFs::BackingFlags(uint32_t flags) const {
@@ -93,7 +93,7 @@ int PassthroughFs::BackingFlags(uint32_t flags) const {
   return backing;
 }
 
-int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, wire::OpenOut& out) {
+int PassthroughFs::NewHandle(internal::UniqueFd fd, int flags, bool direct, wire::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const int dev_fd = dev_fd_.load(std::memory_order_acquire);
   if (options_.passthrough && dev_fd >= 0 && !SetId(handle->fd())) {
@@ -130,7 +130,7 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   if (inode == nullptr) return reply.Error(errno);
   if (const int error = SpecialFileError(inode->path.get()); error != 0) return reply.Error(error);
   const int flags = BackingFlags(args.in.flags);
-  UniqueFd fd(OpenBackingFile(
+  internal::UniqueFd fd(OpenBackingFile(
       context, inode->path.get(), flags,
       CallerKeeps(!(flags & O_TRUNC) || (args.in.open_flags & wire::kOpenKillSuidGid))));
   if (!fd.valid()) return reply.Error(errno);
@@ -171,7 +171,8 @@ int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const
     return ::openat(dir_fd, name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   });
   if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
-  const UniqueFd existing(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  const internal::UniqueFd existing(
+      ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
   if (!existing.valid() || ::fstat(existing.get(), &st) != 0) return -1;
   if (!S_ISREG(st.st_mode)) {
@@ -188,8 +189,8 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
     return reply.Error(error);
   }
   const int flags = BackingFlags(args.in.flags);
-  UniqueFd fd(CreateOrOpen(context, dir->path.get(), std::string(args.name), flags, args.in.mode,
-                           args.in.umask));
+  internal::UniqueFd fd(CreateOrOpen(context, dir->path.get(), std::string(args.name), flags,
+                                     args.in.mode, args.in.umask));
   if (!fd.valid()) return reply.Error(errno);
   wire::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
@@ -212,12 +213,12 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
   if (dir == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.in.flags & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
-  UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
+  internal::UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
     return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.in.mode);
   }));
   if (!fd.valid()) return reply.Error(errno);
   Found found;
-  UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
+  internal::UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
   if (const int error = inodes_.Adopt(std::move(path), found); error != 0) {
     return reply.Error(error);
   }

@@ -34,7 +34,7 @@ namespace ringfuse::daemon {
 class PassthroughFs : public Handler {
  public:
   // `root` is an O_PATH fd to SOURCE.
-  PassthroughFs(UniqueFd root, const DaemonOptions& options);
+  PassthroughFs(internal::UniqueFd root, const DaemonOptions& options);
 
   void Init(const Negotiated& negotiated) override;
 
@@ -162,7 +162,7 @@ class PassthroughFs : public Handler {
   // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
   // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
   // errno to answer the open with.
-  int NewHandle(UniqueFd fd, int flags, bool direct, wire::OpenOut& out);
+  int NewHandle(internal::UniqueFd fd, int flags, bool direct, wire::OpenOut& out);
   void List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
   void ChangeXattr(const RequestContext& context, EmptyReply reply,

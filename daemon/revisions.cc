@@ -32,20 +32,20 @@ bool IsDirectory(int dir_fd, const dirent& entry) {
 }  // namespace
 
 absl::StatusOr<RevisionRepo> RevisionRepo::Open(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  internal::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) {
-    return ErrnoStatus(errno, absl::StrFormat("revision repository %s", path));
+    return internal::ErrnoStatus(errno, absl::StrFormat("revision repository %s", path));
   }
   return RevisionRepo(path, std::move(fd));
 }
 
-absl::StatusOr<UniqueFd> RevisionRepo::OpenRevision(std::string_view name) const {
+absl::StatusOr<internal::UniqueFd> RevisionRepo::OpenRevision(std::string_view name) const {
   if (!IsPlainName(name)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("\"%s\" is not a revision name: one directory name in %s", name, path_));
   }
   const std::string name_string(name);
-  UniqueFd fd(
+  internal::UniqueFd fd(
       ::openat(fd_.get(), name_string.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
     const int error = errno;
@@ -53,15 +53,15 @@ absl::StatusOr<UniqueFd> RevisionRepo::OpenRevision(std::string_view name) const
       return absl::NotFoundError(absl::StrFormat(
           "no revision \"%s\" in %s (each revision is a directory there)", name, path_));
     }
-    return ErrnoStatus(error, absl::StrFormat("revision %s in %s", name, path_));
+    return internal::ErrnoStatus(error, absl::StrFormat("revision %s in %s", name, path_));
   }
   return fd;
 }
 
 absl::StatusOr<std::string> RevisionRepo::Newest() const {
-  UniqueFd listing(::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  internal::UniqueFd listing(::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   DIR* dir = listing.valid() ? ::fdopendir(listing.get()) : nullptr;
-  if (dir == nullptr) return ErrnoStatus(errno, absl::StrFormat("listing %s", path_));
+  if (dir == nullptr) return internal::ErrnoStatus(errno, absl::StrFormat("listing %s", path_));
   listing.release();
   std::vector<std::string> names;
   while (const dirent* entry = ::readdir(dir)) {
@@ -82,7 +82,7 @@ Publisher::Publisher(RevisionRepo repo, std::string current, InodeTable& table, 
 
 absl::StatusOr<PublishReport> Publisher::Publish(std::string_view revision,
                                                  InvalidationMethod method) {
-  absl::StatusOr<UniqueFd> root = repo_.OpenRevision(revision);
+  absl::StatusOr<internal::UniqueFd> root = repo_.OpenRevision(revision);
   if (!root.ok()) return root.status();
   absl::MutexLock lock(&mutex_);
   PublishReport report{std::string(revision), method, {}, {}};

@@ -26,16 +26,17 @@ class RevisionRepo {
   static absl::StatusOr<RevisionRepo> Open(const std::string& path);
 
   // An O_PATH fd to the revision's directory; NotFound naming the repository if there is none.
-  absl::StatusOr<UniqueFd> OpenRevision(std::string_view name) const;
+  absl::StatusOr<internal::UniqueFd> OpenRevision(std::string_view name) const;
   // The revision served when none is named: the last name in version order ("r9" < "r10").
   absl::StatusOr<std::string> Newest() const;
   const std::string& path() const { return path_; }
 
  private:
-  RevisionRepo(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+  RevisionRepo(std::string path, internal::UniqueFd fd)
+      : path_(std::move(path)), fd_(std::move(fd)) {}
 
   std::string path_;
-  UniqueFd fd_;
+  internal::UniqueFd fd_;
 };
 
 struct PublishReport {

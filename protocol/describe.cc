@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "ringfuse/init.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 // Which fields each opcode shows: the one list, for every reader of requests.
@@ -206,4 +206,4 @@ std::string DescribeReply(uint64_t unique, int32_t error, size_t body_size) {
   return absl::StrFormat("reply unique=%u error=-%s", unique, name ? name : "?");
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

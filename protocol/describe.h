@@ -8,7 +8,7 @@
 
 #include "ringfuse/request.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // How a number reads best: flags in hex, modes in octal, the rest in decimal.
 enum class FieldBase { kDecimal, kHex, kOctal };
@@ -34,4 +34,4 @@ std::string DescribeRequest(const Request& request);
 // "reply unique=12 error=0 (2 bytes)" or "reply unique=12 error=-ENOENT"
 std::string DescribeReply(uint64_t unique, int32_t error, size_t body_size);
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

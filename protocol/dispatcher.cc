@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "protocol/replying_ops.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 // Builds the typed reply for an operation. Some need the arguments: a listing's buffer is as large
@@ -186,4 +186,4 @@ void Dispatcher::HandleDestroy(ReplyToken token) {
   token.Send(std::span<const ConstBytes>{});
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

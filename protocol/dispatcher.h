@@ -17,7 +17,7 @@
 #include "ringfuse/reply.h"
 #include "ringfuse/request.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // Where the dispatcher reports what went wrong. The transport supplies one that logs.
 class Diagnostics {
@@ -90,4 +90,4 @@ class Dispatcher {
   std::atomic<uint64_t> malformed_{0};
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -65,7 +65,7 @@ size_t Notification::CopyTo(MutableBytes out) const {
   if (out.size() < size()) return 0;
   std::array<ConstBytes, kMaxParts> parts;
   const size_t count = Gather(parts);
-  return JoinParts(std::span(parts.data(), count), out);
+  return internal::JoinParts(std::span(parts.data(), count), out);
 }
 
 uint32_t NotifyMinimumMinor(wire::NotifyCode code) {

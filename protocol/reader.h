@@ -13,7 +13,7 @@
 
 #include "ringfuse/bytes.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class Reader {
  public:
@@ -67,4 +67,4 @@ class Reader {
   ConstBytes bytes_;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

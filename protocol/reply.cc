@@ -129,12 +129,12 @@ wire::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id) 
 
 size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstBytes> body,
                           MutableBytes out) {
-  const std::span<const ConstBytes> parts = ReplyParts(error, body);
-  const size_t length = sizeof(wire::OutHeader) + PartsSize(parts);
+  const std::span<const ConstBytes> parts = internal::ReplyParts(error, body);
+  const size_t length = sizeof(wire::OutHeader) + internal::PartsSize(parts);
   if (length > out.size()) return 0;
   const wire::OutHeader header{static_cast<uint32_t>(length), error, unique};
   std::memcpy(out.data(), &header, sizeof(header));
-  JoinParts(parts, out.subspan(sizeof(header)));
+  internal::JoinParts(parts, out.subspan(sizeof(header)));
   return length;
 }
 

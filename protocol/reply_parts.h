@@ -8,7 +8,7 @@
 
 #include "ringfuse/bytes.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // The parts that go to the kernel: none for an error, whose reply is the header alone.
 inline std::span<const ConstBytes> ReplyParts(int32_t error, std::span<const ConstBytes> body) {
@@ -33,4 +33,4 @@ inline size_t JoinParts(std::span<const ConstBytes> parts, MutableBytes out) {
   return at;
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

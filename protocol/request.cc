@@ -82,8 +82,8 @@ class ArgumentParser {
   std::string_view XattrName() { return Name("xattr name", wire::kXattrNameMax); }
 
   const wire::InHeader& header_;
-  Reader fixed_;
-  Reader tail_;
+  internal::Reader fixed_;
+  internal::Reader tail_;
   const ParseContext& context_;
   std::optional<ParseError> error_;
 };
@@ -220,7 +220,7 @@ std::optional<ParseError> ParseExtensions(const wire::InHeader& header, ConstByt
                                           Extensions& out) {
   const ParseError bad{ParseErrorKind::kBadExtension, header.opcode, header.unique, "extension"};
   out.raw = raw;
-  Reader reader(raw);
+  internal::Reader reader(raw);
   while (reader.remaining() > 0) {
     const ConstBytes rest = reader.rest();
     const std::optional<wire::ExtHeader> ext = reader.Read<wire::ExtHeader>();
@@ -230,11 +230,11 @@ std::optional<ParseError> ParseExtensions(const wire::InHeader& header, ConstByt
     }
     const ConstBytes body =
         rest.subspan(sizeof(wire::ExtHeader), ext->size - sizeof(wire::ExtHeader));
-    reader = Reader(rest.subspan(ext->size));
+    reader = internal::Reader(rest.subspan(ext->size));
     if (ext->type <= wire::kMaxNrSecctx) {
       out.security_context = rest.first(ext->size);
     } else if (ext->type == wire::kExtGroups) {
-      Reader groups(body);
+      internal::Reader groups(body);
       const std::optional<wire::SuppGroups> head = groups.Read<wire::SuppGroups>();
       if (!head || uint64_t{head->nr_groups} * sizeof(uint32_t) > groups.remaining()) return bad;
       out.supp_groups = RecordArray<uint32_t>(groups.rest(), head->nr_groups);
@@ -303,12 +303,12 @@ std::string ParseError::ToString() const {
 absl::Status ParseError::ToStatus() const { return absl::InvalidArgumentError(ToString()); }
 
 ParseResult ParseRequest(ConstBytes message, const ParseContext& context) {
-  Reader reader(message);
+  internal::Reader reader(message);
   const std::optional<wire::InHeader> header = reader.Read<wire::InHeader>();
   if (!header) {
     ParseError error{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
     // Answerable even when the rest of the header is missing.
-    error.unique = ReadUnique(message);
+    error.unique = internal::ReadUnique(message);
     if (error.unique) {
       std::memcpy(&error.opcode, message.data() + offsetof(wire::InHeader, opcode),
                   sizeof(error.opcode));
@@ -328,7 +328,7 @@ ParseResult ParseRequest(ConstBytes message, const ParseContext& context) {
 
 ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes payload,
                              const ParseContext& context) {
-  const std::optional<wire::InHeader> header = Reader(in_out).Read<wire::InHeader>();
+  const std::optional<wire::InHeader> header = internal::Reader(in_out).Read<wire::InHeader>();
   if (!header) return ParseError{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
   const std::optional<OpcodeInfo> info = LookupOpcode(header->opcode);
   if (info && info->fixed_in_ring_payload) {

@@ -10,7 +10,7 @@
 #include "ringfuse/bytes.h"
 #include "ringfuse/wire.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // The unique from the request header at the start of `message`, if the message reaches that far.
 inline std::optional<uint64_t> ReadUnique(ConstBytes message) {
@@ -21,4 +21,4 @@ inline std::optional<uint64_t> ReadUnique(ConstBytes message) {
   return unique;
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

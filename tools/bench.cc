@@ -149,7 +149,7 @@ int NotifyFloor() {
     std::printf("ringfuse-bench: skipped: %s\n", why->c_str());
     return kSkipped;
   }
-  UringSwitch uring;
+  internal::UringSwitch uring;
   if (config.transport == "uring-cmd") {
     if (absl::Status on = uring.TurnOn(); !on.ok()) {
       std::fprintf(stderr, "ringfuse-bench: %s\n", std::string(on.message()).c_str());

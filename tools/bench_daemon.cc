@@ -57,11 +57,12 @@ std::string RingfusedNextToThisProgram() {
 }
 
 absl::StatusOr<DaemonProcess> DaemonProcess::Start(const DaemonLaunch& launch) {
-  UniqueFd log(::open(launch.log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
-  if (!log.valid()) return ErrnoStatus(errno, launch.log);
+  internal::UniqueFd log(
+      ::open(launch.log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
+  if (!log.valid()) return internal::ErrnoStatus(errno, launch.log);
   const pid_t self = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) return ErrnoStatus(errno, "fork");
+  if (pid < 0) return internal::ErrnoStatus(errno, "fork");
   if (pid == 0) ExecDaemon(launch, log.get(), self);
   DaemonProcess daemon(pid, launch);
   if (absl::Status status = daemon.AwaitControl(); !status.ok()) return status;

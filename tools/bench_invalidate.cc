@@ -120,7 +120,7 @@ absl::Status MeasureRun(ServedTree& served, const InvalidateConfig& config, int 
 
 absl::Status MakeDirectories(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
-    if (::mkdir(path.c_str(), 0755) != 0) return ErrnoStatus(errno, path);
+    if (::mkdir(path.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, path);
   }
   return absl::OkStatus();
 }
@@ -155,7 +155,7 @@ absl::StatusOr<TreeResult> MeasureTree(const InvalidateConfig& config, int inode
 }  // namespace
 
 int RunInvalidate(const InvalidateConfig& config) {
-  UringSwitch uring;
+  internal::UringSwitch uring;
   if (config.transport == "uring-cmd") {
     if (absl::Status on = uring.TurnOn(); !on.ok()) {
       std::fprintf(stderr, "ringfuse-bench: %s\n", std::string(on.message()).c_str());

@@ -41,20 +41,20 @@ absl::Status MakeEntry(const std::string& r1, const std::string& r2, const std::
   if (IsSymlink(index)) {
     const std::string target = EntryName(index - 1);
     for (const std::string* link : {&first, &second}) {
-      if (::symlink(target.c_str(), link->c_str()) != 0) return ErrnoStatus(errno, *link);
+      if (::symlink(target.c_str(), link->c_str()) != 0) return internal::ErrnoStatus(errno, *link);
     }
     return absl::OkStatus();
   }
-  UniqueFd file(::open(first.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
-  if (!file.valid()) return ErrnoStatus(errno, first);
-  if (::link(first.c_str(), second.c_str()) != 0) return ErrnoStatus(errno, second);
+  internal::UniqueFd file(::open(first.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+  if (!file.valid()) return internal::ErrnoStatus(errno, first);
+  if (::link(first.c_str(), second.c_str()) != 0) return internal::ErrnoStatus(errno, second);
   return absl::OkStatus();
 }
 
 absl::Status MakeDirectory(const std::string& r1, const std::string& r2, const std::string& path) {
   for (const std::string& root : {r1, r2}) {
     const std::string full = root + "/" + path;
-    if (::mkdir(full.c_str(), 0755) != 0) return ErrnoStatus(errno, full);
+    if (::mkdir(full.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, full);
   }
   return absl::OkStatus();
 }
@@ -63,7 +63,7 @@ absl::Status MakeDirectory(const std::string& r1, const std::string& r2, const s
 
 absl::StatusOr<TempDir> TempDir::Create(const std::string& prefix) {
   std::string path = absl::StrFormat("/tmp/%s.XXXXXX", prefix);
-  if (::mkdtemp(path.data()) == nullptr) return ErrnoStatus(errno, "mkdtemp in /tmp");
+  if (::mkdtemp(path.data()) == nullptr) return internal::ErrnoStatus(errno, "mkdtemp in /tmp");
   return TempDir(std::move(path));
 }
 
@@ -76,7 +76,7 @@ TempDir::~TempDir() {
 absl::StatusOr<Tree> BuildRevisions(const std::string& repo, int inodes) {
   const std::string r1 = repo + "/" + kFirstRevision, r2 = repo + "/" + kSecondRevision;
   for (const std::string& root : {r1, r2}) {
-    if (::mkdir(root.c_str(), 0755) != 0) return ErrnoStatus(errno, root);
+    if (::mkdir(root.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, root);
   }
   Tree tree;
   // Each directory counts as one inode along with its entries.
@@ -102,7 +102,7 @@ absl::Status Walk(const std::string& root, const Tree& tree) {
   struct stat st;
   for (const std::string& path : tree.paths) {
     const std::string full = root + "/" + path;
-    if (::lstat(full.c_str(), &st) != 0) return ErrnoStatus(errno, full);
+    if (::lstat(full.c_str(), &st) != 0) return internal::ErrnoStatus(errno, full);
   }
   return absl::OkStatus();
 }

@@ -68,11 +68,11 @@ bool IsFuseMount(const std::string& path) {
 absl::StatusOr<MountedDaemon> MountedDaemon::Start(const std::vector<std::string>& argv,
                                                    const std::string& mountpoint,
                                                    const std::string& log) {
-  UniqueFd log_fd(::open(log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
-  if (!log_fd.valid()) return ErrnoStatus(errno, log);
+  internal::UniqueFd log_fd(::open(log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
+  if (!log_fd.valid()) return internal::ErrnoStatus(errno, log);
   const pid_t self = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) return ErrnoStatus(errno, "fork");
+  if (pid < 0) return internal::ErrnoStatus(errno, "fork");
   if (pid == 0) ExecDaemon(argv, log_fd.get(), self);
   MountedDaemon daemon(pid, mountpoint, log);
   if (absl::Status mounted = daemon.AwaitMount(); !mounted.ok()) {

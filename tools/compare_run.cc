@@ -125,7 +125,7 @@ void RunConfigRound(const CompareOptions& options, const CompareConfig& config, 
   if (config.kind == CompareConfig::Kind::kNative) {
     return RunWorkloads(options, config, target, 0, recorder);
   }
-  UringSwitch uring;  // the machine's setting comes back when this config is done
+  internal::UringSwitch uring;  // the machine's setting comes back when this config is done
   if (config.needs_uring_switch) {
     if (absl::Status on = uring.TurnOn(); !on.ok()) {
       return recorder.NoteAll(options.workloads, ErrorNote(on));

@@ -106,7 +106,7 @@ absl::StatusOr<WorkloadResult> StatStorm(const WorkloadTarget& target) {
       RunTimedLoops(kThreads, target.duration, [&](int thread, uint64_t i) -> absl::Status {
         const std::string& path = paths[(i * kThreads + thread) % paths.size()];
         struct stat st;
-        if (::lstat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "lstat " + path);
+        if (::lstat(path.c_str(), &st) != 0) return internal::ErrnoStatus(errno, "lstat " + path);
         return absl::OkStatus();
       });
   absl::StatusOr<double> rate = Rate(outcome);
@@ -119,9 +119,9 @@ absl::StatusOr<WorkloadResult> CreateUnlink(const WorkloadTarget& target) {
       RunTimedLoops(kCreateThreads, target.duration, [&](int thread, uint64_t i) -> absl::Status {
         const std::string path = absl::StrCat(target.root, "/", kCreateDirPrefix, thread, "/c", i);
         const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-        if (fd < 0) return ErrnoStatus(errno, "create " + path);
+        if (fd < 0) return internal::ErrnoStatus(errno, "create " + path);
         ::close(fd);
-        if (::unlink(path.c_str()) != 0) return ErrnoStatus(errno, "unlink " + path);
+        if (::unlink(path.c_str()) != 0) return internal::ErrnoStatus(errno, "unlink " + path);
         return absl::OkStatus();
       });
   absl::StatusOr<double> rate = Rate(outcome);
@@ -132,13 +132,13 @@ absl::StatusOr<WorkloadResult> CreateUnlink(const WorkloadTarget& target) {
 // One pass over the directory; a short listing is an error, not a fast pass.
 absl::Status ListOnce(const std::string& dir, int expected) {
   DIR* stream = ::opendir(dir.c_str());
-  if (stream == nullptr) return ErrnoStatus(errno, "opendir " + dir);
+  if (stream == nullptr) return internal::ErrnoStatus(errno, "opendir " + dir);
   int entries = 0;
   errno = 0;
   while (::readdir(stream) != nullptr) ++entries;
   const int error = errno;
   ::closedir(stream);
-  if (error != 0) return ErrnoStatus(error, "readdir " + dir);
+  if (error != 0) return internal::ErrnoStatus(error, "readdir " + dir);
   if (entries < expected) {
     return absl::DataLossError(absl::StrCat("readdir saw ", entries, " of ", expected, " entries"));
   }
@@ -163,7 +163,7 @@ absl::StatusOr<WorkloadResult> NullRoundTrip(const WorkloadTarget& target) {
   const LoopOutcome outcome = RunTimedLoops(1, target.duration, [&](int, uint64_t) {
     struct stat st;
     const Clock::time_point before = Clock::now();
-    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
+    if (::stat(path.c_str(), &st) != 0) return internal::ErrnoStatus(errno, "stat " + path);
     latencies_us.push_back(
         std::chrono::duration<double, std::micro>(Clock::now() - before).count());
     return absl::OkStatus();
@@ -202,7 +202,7 @@ absl::StatusOr<double> RandomReadIops(int fd, int jobs, uint64_t blocks, absl::D
   const LoopOutcome outcome = RunTimedLoops(jobs, duration, [&](int job, uint64_t) {
     const off_t offset = static_cast<off_t>(randoms[job]() % blocks * kBlock);
     const ssize_t got = ::pread(fd, buffers[job].get(), kBlock, offset);
-    if (got < 0) return ErrnoStatus(errno, "O_DIRECT pread");
+    if (got < 0) return internal::ErrnoStatus(errno, "O_DIRECT pread");
     if (got != static_cast<ssize_t>(kBlock)) return absl::DataLossError("short O_DIRECT pread");
     return absl::OkStatus();
   });
@@ -212,8 +212,8 @@ absl::StatusOr<double> RandomReadIops(int fd, int jobs, uint64_t blocks, absl::D
 
 absl::StatusOr<WorkloadResult> RandomRead(const WorkloadTarget& target) {
   const std::string path = target.root + "/" + kBigFile;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoStatus(errno, "open O_DIRECT " + path);
+  internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+  if (!fd.valid()) return internal::ErrnoStatus(errno, "open O_DIRECT " + path);
   const uint64_t blocks = static_cast<uint64_t>(target.big_file_mib) * kMiB / kBlock;
   WorkloadResult result;
   uint64_t operations = 0;
@@ -229,10 +229,10 @@ absl::StatusOr<WorkloadResult> RandomRead(const WorkloadTarget& target) {
 
 // Clean pages only, which is all there is: the tree was synced, and reads dirty nothing.
 absl::Status EvictFromPageCache(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
+  internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return internal::ErrnoStatus(errno, "open " + path);
   if (const int error = ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED); error != 0) {
-    return ErrnoStatus(error, "posix_fadvise DONTNEED " + path);
+    return internal::ErrnoStatus(error, "posix_fadvise DONTNEED " + path);
   }
   return absl::OkStatus();
 }
@@ -242,15 +242,15 @@ absl::StatusOr<WorkloadResult> SequentialRead(const WorkloadTarget& target) {
   for (const std::string& copy : {target.source + "/" + kBigFile, path}) {
     if (absl::Status evicted = EvictFromPageCache(copy); !evicted.ok()) return evicted;
   }
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
+  internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return internal::ErrnoStatus(errno, "open " + path);
   const auto buffer = PageAlignedBuffer(kMiB);
   uint64_t bytes = 0, reads = 0;
   const Clock::time_point start = Clock::now();
   const absl::Time deadline = absl::Now() + target.duration;
   while (absl::Now() < deadline && !StopRequested()) {
     const ssize_t got = ::read(fd.get(), buffer.get(), kMiB);
-    if (got < 0) return ErrnoStatus(errno, "read " + path);
+    if (got < 0) return internal::ErrnoStatus(errno, "read " + path);
     if (got == 0) break;
     bytes += static_cast<uint64_t>(got);
     ++reads;
@@ -262,8 +262,8 @@ absl::StatusOr<WorkloadResult> SequentialRead(const WorkloadTarget& target) {
 
 absl::StatusOr<WorkloadResult> SequentialWrite(const WorkloadTarget& target) {
   const std::string path = target.root + "/seqwrite.out";
-  UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
-  if (!fd.valid()) return ErrnoStatus(errno, "create " + path);
+  internal::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+  if (!fd.valid()) return internal::ErrnoStatus(errno, "create " + path);
   const auto block = PageAlignedBuffer(kMiB);
   std::mt19937_64 random(7);
   for (size_t at = 0; at < kMiB; at += sizeof(uint64_t)) {
@@ -277,10 +277,11 @@ absl::StatusOr<WorkloadResult> SequentialWrite(const WorkloadTarget& target) {
   while (writes < static_cast<uint64_t>(target.big_file_mib) && absl::Now() < deadline &&
          !StopRequested() && status.ok()) {
     const ssize_t written = ::write(fd.get(), block.get(), kMiB);
-    if (written != static_cast<ssize_t>(kMiB)) status = ErrnoStatus(errno, "write " + path);
+    if (written != static_cast<ssize_t>(kMiB))
+      status = internal::ErrnoStatus(errno, "write " + path);
     ++writes;
   }
-  if (status.ok() && ::fsync(fd.get()) != 0) status = ErrnoStatus(errno, "fsync " + path);
+  if (status.ok() && ::fsync(fd.get()) != 0) status = internal::ErrnoStatus(errno, "fsync " + path);
   const double seconds = SecondsSince(start);
   ::unlink(path.c_str());
   if (status.ok() && StopRequested()) status = absl::CancelledError("stopped");

@@ -134,7 +134,8 @@ int Run() {
     if (!absl::SimpleAtoi(c, &n) || n < 1) return std::fprintf(stderr, "bad --clients\n"), 2;
     client_counts.push_back(n);
   }
-  UringSwitch uring;  // for the uring-cmd rows; the machine's setting comes back at the end
+  internal::UringSwitch
+      uring;  // for the uring-cmd rows; the machine's setting comes back at the end
   if (absl::Status on = uring.TurnOn(); !on.ok()) {
     std::fprintf(stderr, "ringfuse-latency: %s\n", std::string(on.message()).c_str());
   }

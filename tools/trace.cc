@@ -74,8 +74,8 @@ int Follow(const std::string& file) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   sigprocmask(SIG_BLOCK, &stop, nullptr);
-  const UniqueFd signals(::signalfd(-1, &stop, SFD_CLOEXEC));
-  const UniqueFd in(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  const internal::UniqueFd signals(::signalfd(-1, &stop, SFD_CLOEXEC));
+  const internal::UniqueFd in(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (!in.valid() || !signals.valid()) {
     std::fprintf(stderr, "ringfuse-trace: %s: %s\n", file.c_str(), std::strerror(errno));
     return 1;

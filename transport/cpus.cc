@@ -12,7 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text) {
   std::vector<int> cpus;
@@ -51,4 +51,4 @@ absl::Status PinCurrentThread(int cpu) {
   return absl::InvalidArgumentError(absl::StrFormat("cannot pin to CPU %d (offline?)", cpu));
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // "0-3,5,7-8" -> {0,1,2,3,5,7,8}.
 absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text);
@@ -18,4 +18,4 @@ absl::StatusOr<std::vector<int>> PossibleCpus();
 // Pins the calling thread to `cpu`; fails for an offline CPU.
 absl::Status PinCurrentThread(int cpu);
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -10,7 +10,7 @@
 #include "ringfuse/wire.h"
 #include "transport/errno_status.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 absl::StatusOr<UniqueFd> OpenDevFuse() {
   UniqueFd fd(::open(kDevFusePath, O_RDWR | O_CLOEXEC));
@@ -69,4 +69,4 @@ absl::Status CloseBacking(int dev_fd, int32_t backing_id) {
   return ErrnoStatus(errno, "FUSE_DEV_IOC_BACKING_CLOSE failed");
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

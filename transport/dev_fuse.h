@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "transport/fd.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 inline constexpr const char* kDevFusePath = "/dev/fuse";
 
@@ -26,4 +26,4 @@ absl::Status EnableSyncInit(int fd);
 absl::StatusOr<int32_t> OpenBacking(int dev_fd, int backing_fd);
 absl::Status CloseBacking(int dev_fd, int32_t backing_id);
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

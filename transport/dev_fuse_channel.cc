@@ -9,7 +9,7 @@
 #include "ringfuse/log.h"
 #include "ringfuse/wire.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 namespace {
 // A reply has a header and at most a few body parts (IoctlReply::Retry has three).
@@ -55,4 +55,4 @@ void DevFuseReplyChannel::SendReply(const ReplyTarget& target, int32_t error,
       "reply to unique %u not delivered: %s", target.unique, std::strerror(result));
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -5,7 +5,7 @@
 
 #include "ringfuse/reply.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // Writes replies to one /dev/fuse fd, the one that read their requests: the kernel finds a
 // request only among those read through the same fd.
@@ -24,4 +24,4 @@ class DevFuseReplyChannel : public ReplyChannel {
 // longer waits for that request (it was interrupted or the connection aborted).
 int WriteReply(int fd, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

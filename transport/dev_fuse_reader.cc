@@ -10,7 +10,7 @@
 #include "ringfuse/log.h"
 #include "transport/transport.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
   const DevFuseReadBuffer buffer(buffer_size);
@@ -32,4 +32,4 @@ void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
   }
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

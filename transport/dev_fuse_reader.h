@@ -8,7 +8,7 @@
 #include "protocol/dispatcher.h"
 #include "transport/inflight.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 struct DevFuseReader {
   int fd;
@@ -24,4 +24,4 @@ struct DevFuseReader {
   void Run(const std::atomic<bool>& stopping) const;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -15,7 +15,7 @@
 
 #include "protocol/dispatcher.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class InflightTable : public InterruptSink {
  public:
@@ -90,4 +90,4 @@ class InflightTable : public InterruptSink {
   std::atomic<size_t> parked_count_{0};
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 bool IsContinuation(unsigned char byte) { return (byte & 0xc0) == 0x80; }
@@ -113,4 +113,4 @@ JsonLine& JsonLine::String(std::string_view key, std::string_view bytes) {
   return *this;
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

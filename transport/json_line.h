@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // Keys are written as they are: names from the code (VisitRequestFields' and the tracer's), which
 // need no escaping.
@@ -36,4 +36,4 @@ class JsonLine {
 // `bytes` as the inside of a JSON string, escaped as above.
 void AppendJsonEscaped(std::string& out, std::string_view bytes);
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -35,17 +35,17 @@ std::string& ThreadLine() {
 }
 
 // A request's decoded fields as members of its line.
-class JsonFields : public FieldVisitor {
+class JsonFields : public internal::FieldVisitor {
  public:
-  explicit JsonFields(JsonLine& json) : json_(json) {}
-  void Number(std::string_view name, uint64_t value, FieldBase /*base*/) override {
+  explicit JsonFields(internal::JsonLine& json) : json_(json) {}
+  void Number(std::string_view name, uint64_t value, internal::FieldBase /*base*/) override {
     json_.Unsigned(name, value);
   }
   void Bytes(std::string_view name, std::string_view value) override { json_.String(name, value); }
   void Text(std::string_view name, std::string_view value) override { json_.String(name, value); }
 
  private:
-  JsonLine& json_;
+  internal::JsonLine& json_;
 };
 
 size_t CountLines(std::string_view text) {
@@ -56,12 +56,13 @@ size_t CountLines(std::string_view text) {
 
 absl::StatusOr<int> JsonTraceWriter::CreateFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(errno, "trace file " + path);
+  if (fd < 0) return internal::ErrnoStatus(errno, "trace file " + path);
   return fd;
 }
 
 JsonTraceWriter::JsonTraceWriter(int fd, Options options)
-    : impl_(std::make_unique<JsonTraceWriterImpl>(UniqueFd(fd), options.buffer_limit)) {}
+    : impl_(std::make_unique<internal::JsonTraceWriterImpl>(internal::UniqueFd(fd),
+                                                            options.buffer_limit)) {}
 JsonTraceWriter::JsonTraceWriter(int fd) : JsonTraceWriter(fd, Options{}) {}
 JsonTraceWriter::~JsonTraceWriter() = default;
 
@@ -74,13 +75,13 @@ void JsonTraceWriter::OnReply(const ReplyTarget& target, int32_t error,
 void JsonTraceWriter::Flush() { impl_->Flush(); }
 uint64_t JsonTraceWriter::dropped() const { return impl_->dropped(); }
 
-JsonTraceWriterImpl::JsonTraceWriterImpl(UniqueFd file, size_t buffer_limit)
+internal::JsonTraceWriterImpl::JsonTraceWriterImpl(internal::UniqueFd file, size_t buffer_limit)
     : file_(std::move(file)), buffer_limit_(buffer_limit) {
   buffered_.reserve(buffer_limit_);
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
-JsonTraceWriterImpl::~JsonTraceWriterImpl() {
+internal::JsonTraceWriterImpl::~JsonTraceWriterImpl() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -89,12 +90,12 @@ JsonTraceWriterImpl::~JsonTraceWriterImpl() {
   writer_.join();
 }
 
-void JsonTraceWriterImpl::OnRequest(const Request& request) {
+void internal::JsonTraceWriterImpl::OnRequest(const Request& request) {
   const uint64_t now = MonotonicNs();
   const wire::InHeader& h = request.header;
   Remember(h.unique, now, h.opcode);
   std::string& line = ThreadLine();
-  JsonLine json(line);
+  internal::JsonLine json(line);
   json.Unsigned("t", now)
       .String("ev", "request")
       .Unsigned("unique", h.unique)
@@ -104,15 +105,15 @@ void JsonTraceWriterImpl::OnRequest(const Request& request) {
       .Unsigned("uid", h.uid)
       .Unsigned("gid", h.gid);
   JsonFields fields(json);
-  VisitRequestFields(request.args, fields);
+  internal::VisitRequestFields(request.args, fields);
   json.End();
   Append(now, line);
 }
 
-void JsonTraceWriterImpl::OnMalformed(const ParseError& error) {
+void internal::JsonTraceWriterImpl::OnMalformed(const ParseError& error) {
   const uint64_t now = MonotonicNs();
   std::string& line = ThreadLine();
-  JsonLine json(line);
+  internal::JsonLine json(line);
   json.Unsigned("t", now).String("ev", "malformed");
   if (error.unique) {
     Remember(*error.unique, now, error.opcode);  // its EIO or ENOSYS reply follows
@@ -126,8 +127,8 @@ void JsonTraceWriterImpl::OnMalformed(const ParseError& error) {
   Append(now, line);
 }
 
-void JsonTraceWriterImpl::OnReply(const ReplyTarget& target, int32_t error,
-                                  std::span<const ConstBytes> body) {
+void internal::JsonTraceWriterImpl::OnReply(const ReplyTarget& target, int32_t error,
+                                            std::span<const ConstBytes> body) {
   const uint64_t now = MonotonicNs();
   size_t size = 0;
   for (const ConstBytes part : body) size += part.size();
@@ -135,7 +136,7 @@ void JsonTraceWriterImpl::OnReply(const ReplyTarget& target, int32_t error,
   uint32_t opcode = 0;
   const bool known = Recall(target.unique, start, opcode);
   std::string& line = ThreadLine();
-  JsonLine json(line);
+  internal::JsonLine json(line);
   json.Unsigned("t", now).String("ev", "reply").Unsigned("unique", target.unique);
   if (known) json.String("op", OpcodeName(opcode));
   json.Signed("error", error);
@@ -151,7 +152,7 @@ void JsonTraceWriterImpl::OnReply(const ReplyTarget& target, int32_t error,
 
 // A slot is claimed by storing 0 first, so that a Recall racing with a newer request for the
 // same slot either sees the old unique (and the old start) or fails its exchange.
-void JsonTraceWriterImpl::Remember(uint64_t unique, uint64_t start_ns, uint32_t opcode) {
+void internal::JsonTraceWriterImpl::Remember(uint64_t unique, uint64_t start_ns, uint32_t opcode) {
   PendingSlot& slot = pending_slots_[unique % JsonTraceWriter::kPendingSlots];
   slot.unique.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -160,7 +161,7 @@ void JsonTraceWriterImpl::Remember(uint64_t unique, uint64_t start_ns, uint32_t 
   slot.unique.store(unique, std::memory_order_release);
 }
 
-bool JsonTraceWriterImpl::Recall(uint64_t unique, uint64_t& start_ns, uint32_t& opcode) {
+bool internal::JsonTraceWriterImpl::Recall(uint64_t unique, uint64_t& start_ns, uint32_t& opcode) {
   PendingSlot& slot = pending_slots_[unique % JsonTraceWriter::kPendingSlots];
   if (unique == 0 || slot.unique.load(std::memory_order_acquire) != unique) return false;
   start_ns = slot.start_ns.load(std::memory_order_relaxed);
@@ -170,7 +171,7 @@ bool JsonTraceWriterImpl::Recall(uint64_t unique, uint64_t& start_ns, uint32_t& 
   return slot.unique.compare_exchange_strong(expected, 0, std::memory_order_relaxed);
 }
 
-void JsonTraceWriterImpl::Append(uint64_t now_ns, const std::string& line) {
+void internal::JsonTraceWriterImpl::Append(uint64_t now_ns, const std::string& line) {
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
@@ -182,7 +183,7 @@ void JsonTraceWriterImpl::Append(uint64_t now_ns, const std::string& line) {
       return;
     }
     if (dropped_since_ > 0) {
-      JsonLine(buffered_)
+      internal::JsonLine(buffered_)
           .Unsigned("t", now_ns)
           .String("ev", "dropped")
           .Unsigned("count", std::exchange(dropped_since_, 0))
@@ -197,7 +198,7 @@ void JsonTraceWriterImpl::Append(uint64_t now_ns, const std::string& line) {
   if (wake) wake_writer_.notify_one();
 }
 
-void JsonTraceWriterImpl::Flush() {
+void internal::JsonTraceWriterImpl::Flush() {
   std::unique_lock lock(mutex_);
   const uint64_t target = appended_;
   flush_wanted_ = true;
@@ -205,7 +206,7 @@ void JsonTraceWriterImpl::Flush() {
   written_.wait(lock, [&] { return written_lines_ >= target; });
 }
 
-void JsonTraceWriterImpl::WriterLoop() {
+void internal::JsonTraceWriterImpl::WriterLoop() {
   std::string writing;
   writing.reserve(buffer_limit_);
   std::unique_lock lock(mutex_);
@@ -230,7 +231,7 @@ void JsonTraceWriterImpl::WriterLoop() {
   }
 }
 
-void JsonTraceWriterImpl::WriteOut(const std::string& lines) {
+void internal::JsonTraceWriterImpl::WriteOut(const std::string& lines) {
   std::string_view rest = lines;
   while (!rest.empty()) {
     const ssize_t n = ::write(file_.get(), rest.data(), rest.size());

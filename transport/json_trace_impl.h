@@ -14,7 +14,7 @@
 #include "ringfuse/json_trace.h"
 #include "transport/fd.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class JsonTraceWriterImpl {
  public:
@@ -59,4 +59,4 @@ class JsonTraceWriterImpl {
   std::thread writer_;  // last: starts once everything above exists
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

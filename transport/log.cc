@@ -43,13 +43,13 @@ void LogLine(LogLevel level, std::string_view line) {
   sink->Write(level, line);
 }
 
-void LoggingDiagnostics::Report(std::string_view line) {
+void internal::LoggingDiagnostics::Report(std::string_view line) {
   LogLine(LogLevel::kWarning, line);
   std::lock_guard lock(mutex_);
   last_ = std::string(line);
 }
 
-std::string LoggingDiagnostics::last() const {
+std::string internal::LoggingDiagnostics::last() const {
   std::lock_guard lock(mutex_);
   return last_;
 }

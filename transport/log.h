@@ -8,7 +8,7 @@
 #include "protocol/dispatcher.h"
 #include "ringfuse/log.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // Reports protocol problems as warnings, and remembers the last one for error messages.
 class LoggingDiagnostics : public Diagnostics {
@@ -21,4 +21,4 @@ class LoggingDiagnostics : public Diagnostics {
   std::string last_;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

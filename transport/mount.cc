@@ -29,7 +29,7 @@
 
 extern char** environ;
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 constexpr const char* kFusermountPath = "/usr/bin/fusermount3";
@@ -683,4 +683,4 @@ void Mount::Release() {
   mounted_ = false;
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

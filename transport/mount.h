@@ -16,7 +16,7 @@
 #include "ringfuse/mount_options.h"
 #include "transport/fd.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // Where the kernel lists its FUSE connections (fusectl), each as a directory named by its id.
 inline constexpr const char* kFusectlPath = "/sys/fs/fuse/connections";
@@ -84,4 +84,4 @@ class Mount {
   UniqueFd death_watch_pipe_;  // the write end; the watcher reads end of file when we die
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

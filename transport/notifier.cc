@@ -48,7 +48,7 @@ struct Notifier::State {
   };
 
   std::mutex ring_mutex;
-  Ring ring;
+  internal::Ring ring;
   bool ring_ready = false;
 
   std::mutex queue_mutex;
@@ -93,7 +93,8 @@ absl::Status Notifier::Answer(wire::NotifyCode code, int result, size_t expected
                                                NotifyCodeName(code), result, expected));
   }
   const char* meaning = result == -ENOENT ? " (not cached by the kernel)" : "";
-  return ErrnoStatus(-result, absl::StrFormat("%s notification%s", NotifyCodeName(code), meaning));
+  return internal::ErrnoStatus(-result,
+                               absl::StrFormat("%s notification%s", NotifyCodeName(code), meaning));
 }
 
 absl::Status Notifier::Send(const Notification& notification) {

@@ -3,7 +3,7 @@
 #include <mutex>
 #include <vector>
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 void KeepForever(std::unique_ptr<ReplyChannel> channel) {
   static std::mutex* mutex = new std::mutex;
@@ -12,4 +12,4 @@ void KeepForever(std::unique_ptr<ReplyChannel> channel) {
   kept->push_back(std::move(channel));
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -8,7 +8,7 @@
 #include "ringfuse/log.h"
 #include "ringfuse/reply.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // Holds retired channels for the rest of the process, reachable, so that they are neither freed
 // nor reported as leaks.
@@ -27,4 +27,4 @@ void RetireChannel(std::unique_ptr<Channel> channel) {
   KeepForever(std::move(channel));
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "transport/errno_status.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class Ring {
  public:
@@ -98,4 +98,4 @@ class Ring {
   size_t sqe_size_ = 64;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -12,7 +12,7 @@
 #include "transport/ring.h"
 #include "transport/user_data.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class RingWaker {
  public:
@@ -39,4 +39,4 @@ class RingWaker {
   uint64_t buffer_ = 0;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -6,7 +6,7 @@
 #include "ringfuse/log.h"
 #include "transport/retire_channel.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 // io_uring_enter results that end nothing: a signal (EINTR), or no room to post completions
@@ -91,4 +91,4 @@ void RingWorkers::Shutdown() {
   workers_.clear();
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -24,7 +24,7 @@
 #include "transport/user_data.h"
 #include "transport/worker_threads.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class RingWorker : public ReplyChannel {
  public:
@@ -134,4 +134,4 @@ class RingWorkers {
   WorkerThreads threads_;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -56,7 +56,7 @@ absl::Status WithUringHint(const absl::Status& status, TransportKind kind) {
 
 bool FusectlMounted() {
   struct stat self, parent;
-  return ::stat(kFusectlPath, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
+  return ::stat(internal::kFusectlPath, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
          self.st_dev != parent.st_dev;
 }
 
@@ -70,28 +70,30 @@ bool ConnectionAlive(int dev_fd) {
 }  // namespace
 
 absl::Status AbortConnection(uint32_t connection_id) {
-  if (!FusectlMounted() && ::mount("fusectl", kFusectlPath, "fusectl", 0, nullptr) != 0) {
-    return ErrnoStatus(errno, absl::StrFormat("cannot mount fusectl on %s", kFusectlPath));
+  if (!FusectlMounted() && ::mount("fusectl", internal::kFusectlPath, "fusectl", 0, nullptr) != 0) {
+    return internal::ErrnoStatus(
+        errno, absl::StrFormat("cannot mount fusectl on %s", internal::kFusectlPath));
   }
-  const std::string path = absl::StrFormat("%s/%u/abort", kFusectlPath, connection_id);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  const std::string path = absl::StrFormat("%s/%u/abort", internal::kFusectlPath, connection_id);
+  internal::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) {
     // ENOENT: the connection is already gone, which is what we wanted.
     if (errno == ENOENT) return absl::OkStatus();
-    return ErrnoStatus(errno, absl::StrFormat("cannot open %s", path));
+    return internal::ErrnoStatus(errno, absl::StrFormat("cannot open %s", path));
   }
-  if (::write(fd.get(), "1", 1) != 1) return ErrnoStatus(errno, "cannot abort " + path);
+  if (::write(fd.get(), "1", 1) != 1) return internal::ErrnoStatus(errno, "cannot abort " + path);
   return absl::OkStatus();
 }
 
-SessionImpl::SessionImpl(int dev_fd, Handler& handler, const InitWishes& wishes)
+internal::SessionImpl::SessionImpl(int dev_fd, Handler& handler, const InitWishes& wishes)
     : init_channel_(dev_fd), dispatcher_(handler, init_channel_, diagnostics_, wishes) {}
 
-absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Start(const SessionOptions& options,
-                                                                Handler& handler) {
-  absl::StatusOr<std::unique_ptr<SessionImpl>> mounted = MountWithSession(options, handler);
+absl::StatusOr<std::unique_ptr<internal::SessionImpl>> internal::SessionImpl::Start(
+    const SessionOptions& options, Handler& handler) {
+  absl::StatusOr<std::unique_ptr<internal::SessionImpl>> mounted =
+      MountWithSession(options, handler);
   if (!mounted.ok()) return mounted.status();
-  std::unique_ptr<SessionImpl> session = std::move(*mounted);
+  std::unique_ptr<internal::SessionImpl> session = std::move(*mounted);
   if (absl::Status status =
           options.mount.sync_init ? session->CheckInit() : session->ServeInit(options.init_timeout);
       !status.ok()) {
@@ -104,21 +106,23 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Start(const SessionOpt
   return session;
 }
 
-absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::MountWithSession(
+absl::StatusOr<std::unique_ptr<internal::SessionImpl>> internal::SessionImpl::MountWithSession(
     const SessionOptions& options, Handler& handler) {
-  std::unique_ptr<SessionImpl> session;
-  std::unique_ptr<SyncInitThread> init_thread;
+  std::unique_ptr<internal::SessionImpl> session;
+  std::unique_ptr<internal::SyncInitThread> init_thread;
   if (options.mount.sync_init) {
-    absl::StatusOr<std::unique_ptr<SyncInitThread>> started = SyncInitThread::Start(
-        [&session](ConstBytes init) { session->dispatcher_.Dispatch(init, Delivery{}); });
+    absl::StatusOr<std::unique_ptr<internal::SyncInitThread>> started =
+        internal::SyncInitThread::Start([&session](ConstBytes init) {
+          session->dispatcher_.Dispatch(init, internal::Delivery{});
+        });
     if (!started.ok()) return started.status();
     init_thread = std::move(*started);
   }
   const InitWishes wishes = WishesFor(options.transport, options.init);
-  absl::StatusOr<Mount> mount = Mount::Create(
+  absl::StatusOr<internal::Mount> mount = internal::Mount::Create(
       options.mount,
       [&](int dev_fd) {
-        session.reset(new SessionImpl(dev_fd, handler, wishes));
+        session.reset(new internal::SessionImpl(dev_fd, handler, wishes));
         session->dispatcher_.set_observer(options.observer);
         if (init_thread) init_thread->Serve(dev_fd);
       },
@@ -127,7 +131,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::MountWithSession(
       });
   if (!mount.ok()) {
     // The kernel's errno for a refused INIT says less than the dispatcher did.
-    if (session != nullptr && session->dispatcher_.state() == ConnectionState::kInitFailed) {
+    if (session != nullptr &&
+        session->dispatcher_.state() == internal::ConnectionState::kInitFailed) {
       return WithUringHint(
           absl::FailedPreconditionError(absl::StrFormat(
               "INIT with the kernel failed, so nothing was mounted on %s: %s (%s)",
@@ -140,7 +145,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::MountWithSession(
   return session;
 }
 
-absl::Status SessionImpl::ServeInit(absl::Duration timeout) {
+absl::Status internal::SessionImpl::ServeInit(absl::Duration timeout) {
   const int fd = mount_->dev_fd();
   pollfd wait{fd, POLLIN, 0};
   const int ready = ::poll(&wait, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
@@ -152,13 +157,14 @@ absl::Status SessionImpl::ServeInit(absl::Duration timeout) {
   // INIT is small, but the kernel refuses reads shorter than its minimum buffer.
   std::vector<std::byte> buffer(wire::kMinReadBuffer * 2);
   const ssize_t length = ::read(fd, buffer.data(), buffer.size());
-  if (length < 0) return ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
-  dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)), Delivery{});
+  if (length < 0) return internal::ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
+  dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)),
+                       internal::Delivery{});
   return CheckInit();
 }
 
-absl::Status SessionImpl::CheckInit() {
-  if (dispatcher_.state() != ConnectionState::kRunning) {
+absl::Status internal::SessionImpl::CheckInit() {
+  if (dispatcher_.state() != internal::ConnectionState::kRunning) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "INIT with the kernel failed for %s: %s", mount_->mountpoint(), diagnostics_.last()));
   }
@@ -167,11 +173,12 @@ absl::Status SessionImpl::CheckInit() {
   return absl::OkStatus();
 }
 
-absl::Status SessionImpl::StartTransport(const SessionOptions& options) {
+absl::Status internal::SessionImpl::StartTransport(const SessionOptions& options) {
   const Negotiated& negotiated = dispatcher_.negotiated();
   const TransportKind kind = Resolve(options.transport, negotiated);
-  absl::StatusOr<std::unique_ptr<Transport>> transport = MakeTransport(
-      kind, TransportContext{mount_->dev_fd(), dispatcher_, negotiated, options.transport_options});
+  absl::StatusOr<std::unique_ptr<internal::Transport>> transport = internal::MakeTransport(
+      kind, internal::TransportContext{mount_->dev_fd(), dispatcher_, negotiated,
+                                       options.transport_options});
   if (!transport.ok()) return transport.status();
   transport_ = std::move(*transport);
   // Before Start: from then on the transport's threads dispatch, and the dispatcher is theirs.
@@ -184,7 +191,7 @@ absl::Status SessionImpl::StartTransport(const SessionOptions& options) {
   return absl::OkStatus();
 }
 
-void SessionImpl::Wait() {
+void internal::SessionImpl::Wait() {
   // call_once holds every other caller until the first has joined the threads.
   std::call_once(join_once_, [this] {
     if (transport_) transport_->Join();
@@ -192,7 +199,7 @@ void SessionImpl::Wait() {
   });
 }
 
-void SessionImpl::Stop() {
+void internal::SessionImpl::Stop() {
   std::call_once(stop_once_, [this] {
     stopping_ = true;
     if (transport_) transport_->Stop();
@@ -218,19 +225,20 @@ void SessionImpl::Stop() {
   });
 }
 
-SessionImpl::~SessionImpl() {
+internal::SessionImpl::~SessionImpl() {
   Stop();
   Wait();
 }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,
                                                         Handler& handler) {
-  absl::StatusOr<std::unique_ptr<SessionImpl>> impl = SessionImpl::Start(options, handler);
+  absl::StatusOr<std::unique_ptr<internal::SessionImpl>> impl =
+      internal::SessionImpl::Start(options, handler);
   if (!impl.ok()) return impl.status();
   return std::unique_ptr<Session>(new Session(std::move(*impl)));
 }
 
-Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::Session(std::unique_ptr<internal::SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 void Session::Wait() { impl_->Wait(); }
 void Session::Stop() { impl_->Stop(); }

@@ -14,7 +14,7 @@
 #include "transport/mount.h"
 #include "transport/transport.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class SessionImpl {
  public:
@@ -70,4 +70,4 @@ class SessionImpl {
   std::once_flag join_once_;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -10,7 +10,7 @@
 #include "transport/errno_status.h"
 #include "transport/log.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 // read() that goes on after signals the process takes: mount() waits for INIT whatever happens
@@ -87,4 +87,4 @@ bool SyncInitThread::Join(bool mounted) {
   return answered_;
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

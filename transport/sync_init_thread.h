@@ -16,7 +16,7 @@
 #include "ringfuse/bytes.h"
 #include "transport/fd.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class SyncInitThread {
  public:
@@ -44,4 +44,4 @@ class SyncInitThread {
   bool answered_ = false;  // written by the thread before it ends, read after the join
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -5,7 +5,7 @@
 #include "transport/dev_fuse_reader.h"
 #include "transport/retire_channel.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 ThreadsTransport::ThreadsTransport(const TransportContext& context)
     : context_(context),
@@ -40,4 +40,4 @@ std::string ThreadsTransport::Describe() const {
   return absl::StrFormat("%u threads x %.1f KiB read buffer", worker_count_, buffer_size_ / 1024.0);
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -12,7 +12,7 @@
 #include "transport/transport.h"
 #include "transport/worker_threads.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class ThreadsTransport : public Transport {
  public:
@@ -40,4 +40,4 @@ class ThreadsTransport : public Transport {
   WorkerThreads threads_;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

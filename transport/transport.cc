@@ -33,6 +33,10 @@ absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name) {
       absl::StrFormat("unknown transport \"%s\": choose auto, threads, uring or uring-cmd", name));
 }
 
+}  // namespace ringfuse
+
+namespace ringfuse::internal {
+
 size_t WorkerCount(const TransportOptions& options) {
   if (options.workers > 0) return static_cast<size_t>(options.workers);
   const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -67,4 +71,4 @@ absl::StatusOr<std::unique_ptr<Transport>> MakeTransport(TransportKind kind,
   return absl::InvalidArgumentError("MakeTransport needs a resolved kind, not auto");
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

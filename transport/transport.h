@@ -17,7 +17,7 @@
 #include "ringfuse/transport_options.h"
 #include "ringfuse/wire.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 // What a transport works with; all of it outlives the transport.
 struct TransportContext {
@@ -78,4 +78,4 @@ class DevFuseReadBuffer {
   size_t size_;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -20,7 +20,7 @@
 #include "transport/dev_fuse_reader.h"
 #include "transport/retire_channel.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 constexpr size_t kDefaultEntriesPerQueue = 8;
@@ -570,4 +570,4 @@ std::string UringCmdTransport::Describe() const {
       std::max(depth_, kMaxEntriesPerQueue));
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -42,7 +42,7 @@
 #include "transport/ring_worker.h"
 #include "transport/transport.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class UringCmdTransport : public Transport {
  public:
@@ -78,4 +78,4 @@ class UringCmdTransport : public Transport {
   RingWorkers queues_;  // last: its destructor joins the threads that use the members above
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_format.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 constexpr const char* kEnableUring = "/sys/module/fuse/parameters/enable_uring";
@@ -37,4 +37,4 @@ UringSwitch::~UringSwitch() {
   if (!restore_.empty()) WriteParameter(restore_);
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -14,7 +14,7 @@
 #include "transport/dev_fuse_channel.h"
 #include "transport/fd.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 namespace {
 
 // One read per ring unless asked: more need io-wq (see ArmRead), which costs more than it gains.
@@ -201,4 +201,4 @@ std::string UringTransport::Describe() const {
                          buffer_size_ / 1024.0);
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

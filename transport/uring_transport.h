@@ -9,7 +9,7 @@
 #include "transport/ring_worker.h"
 #include "transport/transport.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class UringTransport : public Transport {
  public:
@@ -31,4 +31,4 @@ class UringTransport : public Transport {
   RingWorkers workers_;     // last: its destructor joins the threads that use the members above
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 enum class Completion : uint32_t {
   kInvalid = 0,
@@ -29,4 +29,4 @@ inline UserData DecodeUserData(uint64_t value) {
   return UserData{static_cast<Completion>(value >> 32), static_cast<uint32_t>(value)};
 }
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 
-namespace ringfuse {
+namespace ringfuse::internal {
 
 class WorkerThreads {
  public:
@@ -49,4 +49,4 @@ class WorkerThreads {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace ringfuse
+}  // namespace ringfuse::internal

@@ -36,9 +36,9 @@
 #include "ringfuse/observer.h"
 
 // Declared outside the public region: the internals keep hidden visibility.
-namespace ringfuse {
+namespace ringfuse::internal {
 class JsonTraceWriterImpl;
-}  // namespace ringfuse
+}  // namespace ringfuse::internal
 
 RINGFUSE_PUBLIC_BEGIN
 
@@ -73,7 +73,7 @@ class JsonTraceWriter final : public RequestObserver {
   uint64_t dropped() const;
 
  private:
-  std::unique_ptr<JsonTraceWriterImpl> impl_;
+  std::unique_ptr<internal::JsonTraceWriterImpl> impl_;
 };
 
 }  // namespace ringfuse

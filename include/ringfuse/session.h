@@ -18,9 +18,9 @@
 #include "ringfuse/transport_options.h"
 
 // Declared outside the public region: the internals keep hidden visibility.
-namespace ringfuse {
+namespace ringfuse::internal {
 class SessionImpl;
-}  // namespace ringfuse
+}  // namespace ringfuse::internal
 
 RINGFUSE_PUBLIC_BEGIN
 
@@ -74,9 +74,9 @@ class Session {
   Notifier& notifier();
 
  private:
-  explicit Session(std::unique_ptr<SessionImpl> impl);
+  explicit Session(std::unique_ptr<internal::SessionImpl> impl);
 
-  std::unique_ptr<SessionImpl> impl_;
+  std::unique_ptr<internal::SessionImpl> impl_;
 };
 
 // Ends connection `connection_id` (see Session::connection_id) by writing to

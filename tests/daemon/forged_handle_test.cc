@@ -58,7 +58,7 @@ class ForgedHandles : public ::testing::Test {
     DaemonOptions options;
     options.source = source_.path();
     fs_ = std::make_unique<PassthroughFs>(
-        UniqueFd(::open(source_.path().c_str(), O_PATH | O_CLOEXEC)), options);
+        internal::UniqueFd(::open(source_.path().c_str(), O_PATH | O_CLOEXEC)), options);
   }
 
   // The context of request `unique_` on `nodeid`, from this process. Context and Token only
@@ -272,7 +272,7 @@ TEST_F(ForgedHandles, OpenOfAFifoOrASocketIsEnxioAtOnce) {
   const std::string fifo = source_.path() + "/fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0) << std::strerror(errno);
   const std::string socket_path = source_.path() + "/socket";
-  const UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const internal::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   ASSERT_LT(socket_path.size(), sizeof(address.sun_path));
@@ -289,7 +289,7 @@ TEST_F(ForgedHandles, OpenOfAFifoOrASocketIsEnxioAtOnce) {
       open.in.flags = flags;
       const std::optional<int32_t> answer = AnswerWithin(
           [&] { fs_->Open(context, open, OpenReply(Token())); }, [&] { return Answer(); },
-          [&] { UniqueFd peer(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)); });
+          [&] { internal::UniqueFd peer(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)); });
       // The negative control: the regular file opens.
       EXPECT_EQ(answer, name == "file" ? 0 : -ENXIO) << name << " flags " << flags;
     }

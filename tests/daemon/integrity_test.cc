@@ -150,7 +150,7 @@ class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
   absl::Status Mount(DaemonOptions options) {
     options.source = source_->path();
     fs_ = std::make_unique<PassthroughFs>(
-        UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
+        internal::UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
     absl::StatusOr<std::unique_ptr<ServedMount>> mount =
         ServedMount::Start(*fs_, GetParam(), daemon::MakeSessionOptions(options));
     if (!mount.ok()) return mount.status();

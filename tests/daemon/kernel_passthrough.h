@@ -28,7 +28,7 @@ inline std::optional<std::string> WhyKernelRefusesPassthrough() {
   DaemonOptions options;
   options.source = source.path();
   options.passthrough = true;
-  PassthroughFs fs(UniqueFd(::open(source.path().c_str(), O_PATH | O_CLOEXEC)), options);
+  PassthroughFs fs(internal::UniqueFd(::open(source.path().c_str(), O_PATH | O_CLOEXEC)), options);
   SessionOptions session = MakeSessionOptions(options);
   session.init.required_flags &= ~wire::init_flag::kPassthrough;  // ask, do not insist
   absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
@@ -41,13 +41,13 @@ inline std::optional<std::string> WhyKernelRefusesPassthrough() {
         "CONFIG_FUSE_PASSTHROUGH)",
         agreed.kernel_minor);
   }
-  UniqueFd probe(::memfd_create("ringfuse-passthrough-probe", MFD_CLOEXEC));
-  absl::StatusOr<int32_t> id = OpenBacking((*mount)->session().dev_fd(), probe.get());
+  internal::UniqueFd probe(::memfd_create("ringfuse-passthrough-probe", MFD_CLOEXEC));
+  absl::StatusOr<int32_t> id = internal::OpenBacking((*mount)->session().dev_fd(), probe.get());
   if (!id.ok()) {
     if (absl::IsPermissionDenied(id.status())) return std::string(id.status().message());
     return std::nullopt;
   }
-  (void)CloseBacking((*mount)->session().dev_fd(), *id);
+  (void)internal::CloseBacking((*mount)->session().dev_fd(), *id);
   return std::nullopt;
 }
 

@@ -40,11 +40,12 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
 
   // Mounts SOURCE served with `options`; the kernel mounts it as `mount_options` say, by
   // default the same (source and mountpoint are filled in here).
-  void Mount(DaemonOptions options = {}, std::optional<DaemonOptions> mount_options = {}) {
+  void Mount(DaemonOptions options = {},
+                       std::optional<DaemonOptions> mount_options = {}) {
     options.source = source_;
     if (mount_options) mount_options->source = source_;
-    fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
-                                          options);
+    fs_ = std::make_unique<PassthroughFs>(
+        internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
         ringfuse::testing::ServedMount::Start(*fs_, GetParam(),
                                               MakeSessionOptions(mount_options.value_or(options)));

@@ -50,8 +50,8 @@ class KernelPassthrough : public PassthroughMountTest {
     options.passthrough = true;
     options.cache = cache;
     options.read_only = read_only;
-    fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
-                                          options);
+    fs_ = std::make_unique<PassthroughFs>(
+        internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
         ringfuse::testing::ServedMount::Start(*fs_, GetParam(), MakeSessionOptions(options));
     if (!mount.ok()) RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mount.status());

@@ -142,7 +142,7 @@ class Revisions : public ringfuse::testing::TransportTest {
     ASSERT_TRUE(options->keep_cache);
     absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(repo_->path());
     ASSERT_TRUE(repo.ok()) << repo.status();
-    absl::StatusOr<UniqueFd> root = repo->OpenRevision(first);
+    absl::StatusOr<internal::UniqueFd> root = repo->OpenRevision(first);
     ASSERT_TRUE(root.ok()) << root.status();
     fs_ = std::make_unique<PassthroughFs>(std::move(*root), *options);
     fs_->inodes().TrackEntries();

@@ -424,8 +424,8 @@ size_t FdCountOf(pid_t pid) {
 void MakeEmptyFiles(const std::string& directory, int files) {
   std::filesystem::create_directories(directory);
   for (int i = 0; i < files; ++i) {
-    ASSERT_TRUE(UniqueFd(::open((directory + "/" + std::to_string(i)).c_str(),
-                                O_CREAT | O_WRONLY | O_CLOEXEC, 0644))
+    ASSERT_TRUE(internal::UniqueFd(::open((directory + "/" + std::to_string(i)).c_str(),
+                                          O_CREAT | O_WRONLY | O_CLOEXEC, 0644))
                     .valid());
   }
 }
@@ -471,7 +471,7 @@ TEST_F(RingfusedUnderFdLimit, RaisesItsSoftLimitToTheHardOne) {
 // calls failed, and the most fds `daemon` held meanwhile in `most_fds`.
 int StatAllAndOpenSome(const std::string& directory, int files, pid_t daemon, size_t& most_fds) {
   constexpr int kOpens = 1000;
-  const UniqueFd dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const internal::UniqueFd dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return files + kOpens;
   int failures = 0;
   for (int i = 0; i < files; ++i) {
@@ -482,7 +482,8 @@ int StatAllAndOpenSome(const std::string& directory, int files, pid_t daemon, si
     if (i % 1000 == 0) most_fds = std::max(most_fds, FdCountOf(daemon));
   }
   for (int i = 0; i < kOpens; ++i) {
-    const UniqueFd file(::openat(dir.get(), std::to_string(i * 7).c_str(), O_RDWR | O_CLOEXEC));
+    const internal::UniqueFd file(
+        ::openat(dir.get(), std::to_string(i * 7).c_str(), O_RDWR | O_CLOEXEC));
     char byte;
     if (!file.valid() || ::read(file.get(), &byte, 1) != 0) ++failures;
   }
@@ -537,10 +538,10 @@ TEST_F(RingfusedUnderFdLimit, AUsersDaemonServesTwentyThousandFilesWithinTwoHund
 int RenameRemoveAndStatClosedNodes(const std::string& mnt, int files) {
   constexpr int kMoved = 300, kRemoved = 300, kHeld = 50;
   if (::mkdir((mnt + "/moved").c_str(), 0755) != 0) return -1;
-  std::vector<UniqueFd> moved, removed;
+  std::vector<internal::UniqueFd> moved, removed;
   for (int i = 0; i < kMoved + kRemoved; ++i) {
     const std::string path = mnt + "/" + std::to_string(i);
-    std::vector<UniqueFd>& held = i < kMoved ? moved : removed;
+    std::vector<internal::UniqueFd>& held = i < kMoved ? moved : removed;
     if (held.size() < kHeld) held.emplace_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     const int changed = i < kMoved
                             ? ::rename(path.c_str(), (mnt + "/moved/" + std::to_string(i)).c_str())
@@ -559,7 +560,7 @@ int RenameRemoveAndStatClosedNodes(const std::string& mnt, int files) {
     }
     if (st.st_ino != by_name.st_ino) return errno = EXDEV, -1;
   }
-  for (const UniqueFd& fd : removed) {
+  for (const internal::UniqueFd& fd : removed) {
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return -1;
     if (st.st_nlink != 0) return errno = EEXIST, -1;
   }
@@ -588,7 +589,7 @@ TEST_F(RingfusedBinary, ARequestUnansweredPastRequestTimeoutEndsWithTheKernelsAb
   StartInForeground({"-f", "-o", "request_timeout=1", source, mountpoint_}, log);
   const pid_t pid = daemon_pid_;
   const std::string file = mountpoint_ + "/version";
-  const UniqueFd holder(::open(file.c_str(), O_RDWR | O_CLOEXEC));
+  const internal::UniqueFd holder(::open(file.c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_TRUE(holder.valid()) << std::strerror(errno);
   struct flock whole {};
   whole.l_type = F_WRLCK;
@@ -643,7 +644,7 @@ TEST_F(RingfusedBinary, AUsersOwnDaemonMakesEveryOperationAsThatUser) {
   };
   EXPECT_EQ(as_user([&] { return ReadFile(mountpoint + "/given") == "from the source\n"; }), 0);
   EXPECT_EQ(as_user([&] {
-              const UniqueFd made(
+              const internal::UniqueFd made(
                   ::open((mountpoint + "/made").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
               return made.valid() && ::write(made.get(), "new", 3) == 3;
             }),

@@ -31,7 +31,7 @@ inline int RepliesExpected(ConstBytes header) {
   return !info || info->replies ? 1 : 0;
 }
 
-class NullDiagnostics : public Diagnostics {
+class NullDiagnostics : public internal::Diagnostics {
  public:
   void Report(std::string_view /*line*/) override {}
 };
@@ -48,7 +48,7 @@ inline wire::InitIn KernelOffer() {
 }
 
 // INIT with `offer`, as the kernel sends it first.
-inline void SendInit(Dispatcher& dispatcher, const wire::InitIn& offer) {
+inline void SendInit(internal::Dispatcher& dispatcher, const wire::InitIn& offer) {
   wire::InHeader init_header{};
   init_header.len = sizeof(wire::InHeader) + sizeof(wire::InitIn);
   init_header.opcode = static_cast<uint32_t>(Opcode::kInit);
@@ -56,7 +56,7 @@ inline void SendInit(Dispatcher& dispatcher, const wire::InitIn& offer) {
   std::byte init[sizeof(wire::InHeader) + sizeof(wire::InitIn)];
   std::memcpy(init, &init_header, sizeof(init_header));
   std::memcpy(init + sizeof(init_header), &offer, sizeof(offer));
-  dispatcher.Dispatch(init, Delivery{});
+  dispatcher.Dispatch(init, internal::Delivery{});
 }
 
 // Calls `each` with every message of `input`, each after a 16-bit little-endian length (the

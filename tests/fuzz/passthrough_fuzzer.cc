@@ -189,8 +189,10 @@ class CountingChannel : public ReplyChannel {
 
 // Whether `message` is a well-formed request whose handler looks its fh (the first field of its
 // arguments) up before anything else, on a running connection; its fh then.
-std::optional<uint64_t> FhLookedUpFirst(const Dispatcher& dispatcher, ConstBytes message) {
-  if (dispatcher.state() != ConnectionState::kRunning || message.size() < 48) return std::nullopt;
+std::optional<uint64_t> FhLookedUpFirst(const internal::Dispatcher& dispatcher,
+                                        ConstBytes message) {
+  if (dispatcher.state() != internal::ConnectionState::kRunning || message.size() < 48)
+    return std::nullopt;
   uint32_t opcode;
   std::memcpy(&opcode, message.data() + 4, sizeof(opcode));
   switch (static_cast<Opcode>(opcode)) {
@@ -229,7 +231,7 @@ struct ThreadIdentity {
 };
 
 // Dispatches `input`'s messages; returns how many replies each unique is owed.
-std::map<uint64_t, int> DispatchAll(Dispatcher& dispatcher, CountingChannel& channel,
+std::map<uint64_t, int> DispatchAll(internal::Dispatcher& dispatcher, CountingChannel& channel,
                                     ConstBytes input) {
   std::map<uint64_t, int> owed = {{2, 1}};  // INIT
   uint64_t unique = kFirstUnique;
@@ -241,7 +243,7 @@ std::map<uint64_t, int> DispatchAll(Dispatcher& dispatcher, CountingChannel& cha
     }
     const std::optional<uint64_t> fh = FhLookedUpFirst(dispatcher, copy);
     const bool forged = fh && (*fh == 0 || *fh > daemon::last_fh_given.load());
-    dispatcher.Dispatch(copy, Delivery{});
+    dispatcher.Dispatch(copy, internal::Delivery{});
     // A wait's reply may come later, never twice.
     if (copy.size() >= 16 && channel.RepliesTo(unique) > owed[unique]) std::abort();
     if (forged && channel.ErrorOf(unique) != -EBADF) std::abort();
@@ -294,12 +296,12 @@ void FuzzPassthrough(ConstBytes input) {
   {
     daemon::DaemonOptions options;
     options.source = sandbox.source();
-    daemon::PassthroughFs passthrough(UniqueFd(::open(options.source.c_str(), O_PATH | O_CLOEXEC)),
-                                      options);
+    daemon::PassthroughFs passthrough(
+        internal::UniqueFd(::open(options.source.c_str(), O_PATH | O_CLOEXEC)), options);
     NullDiagnostics diagnostics;
-    Dispatcher dispatcher(passthrough, channel, diagnostics, InitWishes{});
+    internal::Dispatcher dispatcher(passthrough, channel, diagnostics, InitWishes{});
     SendInit(dispatcher, KernelOffer());
-    if (dispatcher.state() != ConnectionState::kRunning) std::abort();
+    if (dispatcher.state() != internal::ConnectionState::kRunning) std::abort();
     owed = DispatchAll(dispatcher, channel, input);
   }  // pending lock waits are answered here
   size_t owed_uniques = 0;

@@ -70,7 +70,7 @@ void FuzzParse(ConstBytes message) {
     for (bool setxattr_ext : {false, true}) {
       ParseResult result = ParseRequest(message, ParseContext{minor, setxattr_ext});
       if (const Request* request = std::get_if<Request>(&result)) {
-        (void)DescribeRequest(*request);
+        (void)internal::DescribeRequest(*request);
       } else {
         (void)std::get<ParseError>(result).ToString();
       }
@@ -83,7 +83,8 @@ void FuzzRingSplit(ConstBytes message) {
   const size_t op_in = std::min<size_t>(message.size() - header, wire::kUringOpInOutSize);
   ParseResult result = ParseRingRequest(message.first(header), message.subspan(header, op_in),
                                         message.subspan(header + op_in), ParseContext{});
-  if (const Request* request = std::get_if<Request>(&result)) (void)DescribeRequest(*request);
+  if (const Request* request = std::get_if<Request>(&result))
+    (void)internal::DescribeRequest(*request);
 }
 
 // A dispatcher with a handler that answers, and the channel its replies go to.
@@ -91,16 +92,16 @@ struct Connection {
   CheckingChannel channel;
   fuzz::NullDiagnostics diagnostics;
   AnsweringHandler handler;
-  Dispatcher dispatcher{handler, channel, diagnostics, InitWishes{}};
+  internal::Dispatcher dispatcher{handler, channel, diagnostics, InitWishes{}};
 
   // Sends INIT with `offer`; returns whether the connection runs.
   bool Init(const wire::InitIn& offer) {
     DispatchChecked(channel, 1, [&] { fuzz::SendInit(dispatcher, offer); });
-    return dispatcher.state() == ConnectionState::kRunning;
+    return dispatcher.state() == internal::ConnectionState::kRunning;
   }
   void Dispatch(ConstBytes message) {
     DispatchChecked(channel, RepliesExpected(message),
-                    [&] { dispatcher.Dispatch(message, Delivery{}); });
+                    [&] { dispatcher.Dispatch(message, internal::Delivery{}); });
   }
 };
 
@@ -124,7 +125,8 @@ void FuzzDispatchRing(ConstBytes input) {
   const int expected = in_out.size() >= sizeof(wire::InHeader) ? RepliesExpected(in_out) : 0;
   DispatchChecked(connection.channel, expected, [&] {
     connection.dispatcher.DispatchRing(in_out, message.subspan(header, op_in),
-                                       message.subspan(header + op_in), Delivery{.slot = 1});
+                                       message.subspan(header + op_in),
+                                       internal::Delivery{.slot = 1});
   });
 }
 

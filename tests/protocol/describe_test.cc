@@ -25,14 +25,14 @@ Request Parsed(const std::vector<std::byte>& message) {
 }
 
 TEST(Describe, ARequestLineNamesTheOpcodeTheCallerAndTheArguments) {
-  const std::string line = DescribeRequest(Parsed(testing::RequestMessage(
+  const std::string line = internal::DescribeRequest(Parsed(testing::RequestMessage(
       {.opcode = 1, .unique = 12, .nodeid = 1, .uid = 1000, .gid = 100, .pid = 42},
       testing::Wire().CString("etc\n"))));
   EXPECT_EQ(line, "LOOKUP unique=12 nodeid=1 uid=1000 gid=100 pid=42 name=\"etc\\n\"");
 }
 
 TEST(Describe, RenameShowsBothNamesAndTheFlags) {
-  const std::string line = DescribeRequest(Parsed(
+  const std::string line = internal::DescribeRequest(Parsed(
       testing::RequestMessage({.opcode = 45, .unique = 7, .nodeid = 5},
                               testing::Wire().U64(9).U32(1).U32(0).CString("old").CString("new"))));
   EXPECT_THAT(line, HasSubstr("RENAME2 unique=7"));
@@ -40,9 +40,9 @@ TEST(Describe, RenameShowsBothNamesAndTheFlags) {
 }
 
 // The fields as a tracer receives them: name and value, wire bytes kept as they came.
-class RecordingFields : public FieldVisitor {
+class RecordingFields : public internal::FieldVisitor {
  public:
-  void Number(std::string_view name, uint64_t value, FieldBase /*base*/) override {
+  void Number(std::string_view name, uint64_t value, internal::FieldBase /*base*/) override {
     fields.emplace_back(name, std::to_string(value));
   }
   void Bytes(std::string_view name, std::string_view value) override {
@@ -60,10 +60,11 @@ TEST(Describe, TheFieldVisitorSeesTheSameFieldsAsTheLine) {
                               testing::Wire().U64(9).U32(1).U32(0).CString("o\xff").CString("n"));
   const Request request = Parsed(message);
   RecordingFields recorded;
-  VisitRequestFields(request.args, recorded);
+  internal::VisitRequestFields(request.args, recorded);
   EXPECT_THAT(recorded.fields, ElementsAre(Pair("old", "o\xff"), Pair("newdir", "9"),
                                            Pair("new", "n"), Pair("flags", "1")));
-  EXPECT_THAT(DescribeRequest(request), HasSubstr("old=\"o\\377\" newdir=9 new=\"n\" flags=0x1"));
+  EXPECT_THAT(internal::DescribeRequest(request),
+              HasSubstr("old=\"o\\377\" newdir=9 new=\"n\" flags=0x1"));
 }
 
 // A trace puts the header and the fields in one flat record, so no opcode may name a field like
@@ -74,7 +75,7 @@ void CheckEveryOpcodesFieldNames(std::index_sequence<I...> /*indices*/) {
   (
       [&] {
         RecordingFields recorded;
-        VisitRequestFields(RequestArgs(std::in_place_index<I>), recorded);
+        internal::VisitRequestFields(RequestArgs(std::in_place_index<I>), recorded);
         std::set<std::string> seen;
         for (const auto& [name, value] : recorded.fields) {
           EXPECT_FALSE(header.contains(name)) << "alternative " << I << " has " << name;
@@ -89,8 +90,8 @@ TEST(Describe, NoFieldNameRepeatsTheHeadersOrItself) {
 }
 
 TEST(Describe, RepliesShowSizeOrTheErrorsName) {
-  EXPECT_EQ(DescribeReply(12, 0, 128), "reply unique=12 ok (128 bytes)");
-  EXPECT_EQ(DescribeReply(13, -ENOENT, 0), "reply unique=13 error=-ENOENT");
+  EXPECT_EQ(internal::DescribeReply(12, 0, 128), "reply unique=12 ok (128 bytes)");
+  EXPECT_EQ(internal::DescribeReply(13, -ENOENT, 0), "reply unique=13 error=-ENOENT");
 }
 
 }  // namespace

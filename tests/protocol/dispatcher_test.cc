@@ -61,7 +61,7 @@ class RecordingChannel : public ReplyChannel {
   std::vector<SentReply> replies_;
 };
 
-class RecordingDiagnostics : public Diagnostics {
+class RecordingDiagnostics : public internal::Diagnostics {
  public:
   void Report(std::string_view line) override { lines.emplace_back(line); }
   std::vector<std::string> lines;
@@ -188,14 +188,14 @@ bool NoReplyExpected(uint32_t opcode) {
 
 class DispatcherTest : public ::testing::Test {
  protected:
-  void Dispatch(const std::vector<std::byte>& message, Delivery delivery = {}) {
+  void Dispatch(const std::vector<std::byte>& message, internal::Delivery delivery = {}) {
     dispatcher_.Dispatch(message, delivery);
   }
 
   // Completes INIT as a 7.45 kernel offering everything, then forgets its reply.
   void Initialize(uint32_t minor = 45, uint64_t flags = kAllFlags) {
     Dispatch(InitMessage(1, 7, minor, flags));
-    ASSERT_EQ(dispatcher_.state(), ConnectionState::kRunning);
+    ASSERT_EQ(dispatcher_.state(), internal::ConnectionState::kRunning);
     channel_.Clear();
     diagnostics_.lines.clear();
   }
@@ -213,7 +213,7 @@ class DispatcherTest : public ::testing::Test {
   RecordingChannel channel_;
   RecordingDiagnostics diagnostics_;
   RecordingHandler handler_;
-  Dispatcher dispatcher_{handler_, channel_, diagnostics_, InitWishes{}};
+  internal::Dispatcher dispatcher_{handler_, channel_, diagnostics_, InitWishes{}};
 };
 
 TEST_F(DispatcherTest, InitIsAnsweredWith64ByteInitOutAndStartsRunning) {
@@ -226,7 +226,7 @@ TEST_F(DispatcherTest, InitIsAnsweredWith64ByteInitOutAndStartsRunning) {
   const testing::DecodedInitOut out = testing::DecodeInitOut(reply.body, 0);
   EXPECT_EQ(out.major, 7u);
   EXPECT_EQ(out.minor, 45u);
-  EXPECT_EQ(dispatcher_.state(), ConnectionState::kRunning);
+  EXPECT_EQ(dispatcher_.state(), internal::ConnectionState::kRunning);
   EXPECT_EQ(handler_.init_minor, 45u);
   EXPECT_THAT(diagnostics_.lines, IsEmpty());
 }
@@ -240,7 +240,7 @@ TEST_F(DispatcherTest, ParseContextFollowsTheNegotiatedMinorAndSetxattrExt) {
 
 TEST_F(DispatcherTest, WithoutSetxattrExtSetxattrIsParsedWithTheCompatStruct) {
   Dispatch(InitMessage(1, 7, 36, kAllFlags & ~flag::kSetxattrExt));
-  ASSERT_EQ(dispatcher_.state(), ConnectionState::kRunning);
+  ASSERT_EQ(dispatcher_.state(), internal::ConnectionState::kRunning);
   EXPECT_EQ(dispatcher_.parse_context().minor, 36u);
   EXPECT_FALSE(dispatcher_.parse_context().setxattr_ext);
   channel_.Clear();
@@ -255,7 +255,7 @@ TEST_F(DispatcherTest, ARequestBeforeInitGetsEio) {
   const SentReply reply = OnlyReply();
   EXPECT_EQ(reply.unique, 5u);
   EXPECT_EQ(reply.error, -EIO);
-  EXPECT_EQ(dispatcher_.state(), ConnectionState::kAwaitingInit);
+  EXPECT_EQ(dispatcher_.state(), internal::ConnectionState::kAwaitingInit);
   EXPECT_THAT(diagnostics_.lines, ElementsAre(HasSubstr("GETATTR")));
 }
 
@@ -265,7 +265,7 @@ TEST_F(DispatcherTest, ASecondInitGetsEio) {
   const SentReply reply = OnlyReply();
   EXPECT_EQ(reply.unique, 2u);
   EXPECT_EQ(reply.error, -EIO);
-  EXPECT_EQ(dispatcher_.state(), ConnectionState::kRunning);
+  EXPECT_EQ(dispatcher_.state(), internal::ConnectionState::kRunning);
   EXPECT_THAT(diagnostics_.lines, ElementsAre(HasSubstr("INIT")));
 }
 
@@ -274,20 +274,20 @@ TEST_F(DispatcherTest, InitWithMajor8GetsEprotoAndFails) {
   const SentReply reply = OnlyReply();
   EXPECT_EQ(reply.unique, 3u);
   EXPECT_EQ(reply.error, -EPROTO);
-  EXPECT_EQ(dispatcher_.state(), ConnectionState::kInitFailed);
+  EXPECT_EQ(dispatcher_.state(), internal::ConnectionState::kInitFailed);
   EXPECT_THAT(diagnostics_.lines, ElementsAre(HasSubstr("8.1")));
 }
 
 TEST_F(DispatcherTest, InitWithMinor30GetsEprotoAndFails) {
   Dispatch(InitMessage(3, 7, 30, kAllFlags));
   EXPECT_EQ(OnlyReply().error, -EPROTO);
-  EXPECT_EQ(dispatcher_.state(), ConnectionState::kInitFailed);
+  EXPECT_EQ(dispatcher_.state(), internal::ConnectionState::kInitFailed);
   EXPECT_THAT(diagnostics_.lines, ElementsAre(HasSubstr("7.30")));
 }
 
 TEST_F(DispatcherTest, EveryReplyingOpcodeGetsEnosysFromTheBaseHandler) {
   Handler base;
-  Dispatcher dispatcher(base, channel_, diagnostics_, InitWishes{});
+  internal::Dispatcher dispatcher(base, channel_, diagnostics_, InitWishes{});
   dispatcher.Dispatch(InitMessage(1, 7, 45, kAllFlags), {});
   channel_.Clear();
   int tested = 0;
@@ -325,7 +325,7 @@ TEST_F(DispatcherTest, EveryMalformedReplyingRequestGetsOneEioAndOneDiagnostic) 
     channel_.Clear();
     diagnostics_.lines.clear();
   }
-  EXPECT_EQ(dispatcher_.state(), ConnectionState::kRunning);
+  EXPECT_EQ(dispatcher_.state(), internal::ConnectionState::kRunning);
 }
 
 TEST_F(DispatcherTest, ATruncatedArgumentGetsEioNamingTheOpcode) {
@@ -444,7 +444,7 @@ TEST_F(DispatcherTest, AHandlerThatDropsTheReplyOrRunsOutOfMemoryProducesEio) {
 TEST_F(DispatcherTest, AHandlerMayAnswerLaterFromAnotherThread) {
   Initialize();
   handler_.getattr_mode = RecordingHandler::GetattrMode::kKeep;
-  Dispatch(GetattrMessage(19), Delivery{.slot = 3});
+  Dispatch(GetattrMessage(19), internal::Delivery{.slot = 3});
   EXPECT_THAT(channel_.replies(), IsEmpty());
   ASSERT_TRUE(handler_.kept.has_value());
 
@@ -474,7 +474,7 @@ TEST_F(DispatcherTest, DestroyCallsTheHandlerAndIsAnswered) {
   EXPECT_EQ(reply.unique, 22u);
   EXPECT_EQ(reply.error, 0);
   EXPECT_THAT(reply.body, IsEmpty());
-  EXPECT_EQ(dispatcher_.state(), ConnectionState::kDestroyed);
+  EXPECT_EQ(dispatcher_.state(), internal::ConnectionState::kDestroyed);
 }
 
 TEST_F(DispatcherTest, WriteIsAnsweredWithAn8ByteWriteOut) {
@@ -507,11 +507,11 @@ TEST_F(DispatcherTest, CopyFileRangeIsAnsweredWithAWriteOut) {
 
 TEST_F(DispatcherTest, TheDeliverySlotIsEchoedInEveryKindOfReply) {
   Initialize();
-  Dispatch(LookupMessage(26, "x"), Delivery{.slot = 101});
-  Dispatch(Message(kLookup, 27, Wire().Text("bad")), Delivery{.slot = 102});
-  Dispatch(Message(54, 28, Wire()), Delivery{.slot = 103});
+  Dispatch(LookupMessage(26, "x"), internal::Delivery{.slot = 101});
+  Dispatch(Message(kLookup, 27, Wire().Text("bad")), internal::Delivery{.slot = 102});
+  Dispatch(Message(54, 28, Wire()), internal::Delivery{.slot = 103});
   handler_.getattr_mode = RecordingHandler::GetattrMode::kDrop;
-  Dispatch(GetattrMessage(29), Delivery{.slot = 104});
+  Dispatch(GetattrMessage(29), internal::Delivery{.slot = 104});
 
   const std::vector<SentReply> replies = channel_.replies();
   ASSERT_THAT(replies, SizeIs(4));
@@ -524,9 +524,9 @@ TEST_F(DispatcherTest, TheDeliverySlotIsEchoedInEveryKindOfReply) {
 TEST_F(DispatcherTest, ContextInterruptedReflectsTheDeliveredFlag) {
   Initialize();
   std::atomic<bool> flag_value{false};
-  Dispatch(LookupMessage(30, "a"), Delivery{.interrupted = &flag_value});
+  Dispatch(LookupMessage(30, "a"), internal::Delivery{.interrupted = &flag_value});
   flag_value = true;
-  Dispatch(LookupMessage(31, "b"), Delivery{.interrupted = &flag_value});
+  Dispatch(LookupMessage(31, "b"), internal::Delivery{.interrupted = &flag_value});
   Dispatch(LookupMessage(32, "c"));
   EXPECT_THAT(handler_.interrupted, ElementsAre(false, true, false));
 }
@@ -537,7 +537,7 @@ TEST_F(DispatcherTest, DispatchRingHandlesLookup) {
   const std::vector<std::byte> in_out(message.begin(), message.begin() + 40);
   const std::vector<std::byte> op_in(128);
   const std::vector<std::byte> payload(message.begin() + 40, message.end());
-  dispatcher_.DispatchRing(in_out, op_in, payload, Delivery{.slot = 8});
+  dispatcher_.DispatchRing(in_out, op_in, payload, internal::Delivery{.slot = 8});
 
   EXPECT_THAT(handler_.names, ElementsAre("ring-name"));
   const SentReply reply = OnlyReply();

@@ -185,7 +185,7 @@ TEST_F(JsonTraceTest, ThreadsTracingAtOnceWriteWholeLinesAndPairEveryReply) {
 
 TEST(JsonLine, EscapesControlsQuotesAndInvalidUtf8ButNotValidUtf8) {
   std::string out;
-  AppendJsonEscaped(out, "a\"\\\t\x7f\xc3\xa9\xf0\x9f\x98\x80\xe2\x82");
+  internal::AppendJsonEscaped(out, "a\"\\\t\x7f\xc3\xa9\xf0\x9f\x98\x80\xe2\x82");
   EXPECT_EQ(out, "a\\\"\\\\\\u0009\\u007f\xc3\xa9\xf0\x9f\x98\x80\\u00e2\\u0082");
 }
 
@@ -195,7 +195,7 @@ TEST(JsonTraceBound, AStuckFileDropsEventsInsteadOfBlockingAndSaysHowMany) {
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
   ASSERT_GT(::fcntl(pipe_fds[1], F_SETPIPE_SZ, 4096), 0);
-  const UniqueFd read_end(pipe_fds[0]);
+  const internal::UniqueFd read_end(pipe_fds[0]);
   constexpr int kEvents = 2000;
   std::string received;
   std::thread reader;

@@ -33,7 +33,7 @@ class UringEnabled {
   const std::string& reason() const { return reason_; }
 
  private:
-  UringSwitch switch_;
+  internal::UringSwitch switch_;
   std::string reason_;
 };
 
@@ -109,14 +109,14 @@ class DevFuseModeGuard {
  public:
   explicit DevFuseModeGuard(mode_t mode) {
     struct stat attributes {};
-    if (::stat(kDevFusePath, &attributes) != 0) return;
+    if (::stat(internal::kDevFusePath, &attributes) != 0) return;
     old_mode_ = attributes.st_mode & 07777;
-    changed_ = ::chmod(kDevFusePath, mode) == 0;
+    changed_ = ::chmod(internal::kDevFusePath, mode) == 0;
   }
   DevFuseModeGuard(const DevFuseModeGuard&) = delete;
   DevFuseModeGuard& operator=(const DevFuseModeGuard&) = delete;
   ~DevFuseModeGuard() {
-    if (changed_) ::chmod(kDevFusePath, old_mode_);
+    if (changed_) ::chmod(internal::kDevFusePath, old_mode_);
   }
   bool changed() const { return changed_; }
 

@@ -78,7 +78,7 @@ class RecordingChannel : public ReplyChannel {
 };
 
 // Every request these tests build is well-formed; a diagnostic means the test itself is wrong.
-class FailingDiagnostics : public Diagnostics {
+class FailingDiagnostics : public internal::Diagnostics {
  public:
   void Report(std::string_view line) override { ADD_FAILURE() << line; }
 };
@@ -110,7 +110,7 @@ class FakeKernel {
     body.U32(7).U32(45).U32(1 << 20).U32(static_cast<uint32_t>(flags));
     body.U32(static_cast<uint32_t>(flags >> 32)).Zeros(44);
     ASSERT_EQ(Call(Opcode::kInit, 0, body).error, 0);
-    ASSERT_EQ(dispatcher_.state(), ConnectionState::kRunning);
+    ASSERT_EQ(dispatcher_.state(), internal::ConnectionState::kRunning);
   }
 
   Reply Call(Opcode opcode, uint64_t nodeid, const Wire& body,
@@ -127,7 +127,7 @@ class FakeKernel {
     const uint64_t unique = next_unique_.fetch_add(2);
     const std::vector<std::byte> message = RequestMessage(
         {static_cast<uint32_t>(opcode), unique, nodeid, kUid, kGid, /*pid=*/42, 0}, body);
-    dispatcher_.Dispatch(message, Delivery{nullptr, 0, interrupted});
+    dispatcher_.Dispatch(message, internal::Delivery{nullptr, 0, interrupted});
     return unique;
   }
 
@@ -252,7 +252,7 @@ class FakeKernel {
 
   RecordingChannel channel_;
   FailingDiagnostics diagnostics_;
-  Dispatcher dispatcher_;
+  internal::Dispatcher dispatcher_;
   std::atomic<uint64_t> next_unique_{2};
 };
 

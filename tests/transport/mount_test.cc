@@ -59,10 +59,12 @@ static std::string MethodName(MountMethod method) {
   return "Unknown";
 }
 static void PrintTo(MountMethod method, std::ostream* out) { *out << MethodName(method); }
+namespace internal {
 static void PrintTo(ConnectionState state, std::ostream* out) {
   constexpr const char* kNames[] = {"AwaitingInit", "Running", "InitFailed", "Destroyed"};
   *out << kNames[static_cast<int>(state)];
 }
+}  // namespace internal
 
 namespace {
 
@@ -191,7 +193,7 @@ class InitServer {
     thread_.join();
   }
 
-  ConnectionState state() const { return dispatcher_.state(); }
+  internal::ConnectionState state() const { return dispatcher_.state(); }
 
   // The errno that ended the loop, or nothing while it still runs after `bound`.
   std::optional<int> WaitForExit(Milliseconds bound) const {
@@ -209,15 +211,16 @@ class InitServer {
         exit_.set_value(length < 0 ? errno : 0);
         return;
       }
-      dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)), Delivery{});
+      dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)),
+                           internal::Delivery{});
     }
   }
 
-  UniqueFd fd_;
+  internal::UniqueFd fd_;
   Handler handler_;
   WritevReplyChannel channel_;
-  LoggingDiagnostics diagnostics_;
-  Dispatcher dispatcher_{handler_, channel_, diagnostics_, InitWishes{}};
+  internal::LoggingDiagnostics diagnostics_;
+  internal::Dispatcher dispatcher_{handler_, channel_, diagnostics_, InitWishes{}};
   std::promise<int> exit_;
   std::shared_future<int> exited_ = exit_.get_future().share();
   std::thread thread_;
@@ -226,7 +229,7 @@ class InitServer {
 // Members go in reverse order: the mount first, which ends the server's loop.
 struct ServedMount {
   std::unique_ptr<InitServer> server;
-  absl::StatusOr<Mount> mount;
+  absl::StatusOr<internal::Mount> mount;
 };
 
 // With sync_init the server must run before mount() (which waits for INIT); otherwise a read
@@ -234,7 +237,8 @@ struct ServedMount {
 ServedMount MountAndServe(const MountOptions& options) {
   ServedMount served;
   const auto start_server = [&served](int fd) { served.server = std::make_unique<InitServer>(fd); };
-  served.mount = options.sync_init ? Mount::Create(options, start_server) : Mount::Create(options);
+  served.mount = options.sync_init ? internal::Mount::Create(options, start_server)
+                                   : internal::Mount::Create(options);
   if (served.mount.ok() && served.server == nullptr) start_server(served.mount->dev_fd());
   return served;
 }
@@ -356,7 +360,7 @@ std::map<std::string, std::string> CreateInChild(const std::function<bool()>& pr
   Child child(
       [&](int report) {
         if (!prepare()) return Report(report, "error", std::strerror(errno));
-        ReportStatus(report, "create", Mount::Create(options).status());
+        ReportStatus(report, "create", internal::Mount::Create(options).status());
       },
       kChildBound);
   if (!child.started()) return {{"error", "cannot fork"}};
@@ -373,8 +377,8 @@ class MountTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root: these tests mount FUSE filesystems";
-    if (access(kDevFusePath, F_OK) != 0) {
-      GTEST_SKIP() << kDevFusePath << " is missing: load the fuse module (modprobe fuse)";
+    if (access(internal::kDevFusePath, F_OK) != 0) {
+      GTEST_SKIP() << internal::kDevFusePath << " is missing: load the fuse module (modprobe fuse)";
     }
     std::string pattern = std::filesystem::temp_directory_path() / "ringfuse-mount-XXXXXX";
     ASSERT_NE(mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
@@ -452,7 +456,7 @@ TEST_P(MountMethodTest, AppearsInMountinfoWithTypeSourceAndOptions) {
   options.max_read = 65536;
   ServedMount served = MountAndServe(options);
   ASSERT_TRUE(served.mount.ok()) << served.mount.status();
-  const Mount& mount = *served.mount;
+  const internal::Mount& mount = *served.mount;
   EXPECT_EQ(mount.method(), GetParam());
   EXPECT_TRUE(mount.mounted());
 
@@ -465,7 +469,7 @@ TEST_P(MountMethodTest, AppearsInMountinfoWithTypeSourceAndOptions) {
               AllOf(Contains("allow_other"), Contains("default_permissions"),
                     Contains("max_read=65536"), Contains("user_id=0"), Contains("group_id=0")));
   EXPECT_EQ(entry->minor, mount.connection_id());
-  EXPECT_TRUE(WaitFor([&] { return served.server->state() == ConnectionState::kRunning; },
+  EXPECT_TRUE(WaitFor([&] { return served.server->state() == internal::ConnectionState::kRunning; },
                       kServerExitBound));
 }
 
@@ -513,7 +517,7 @@ TEST_F(MountTest, FusermountRefusesTheAtimeFlagsItCannotSet) {
   if (IsSkipped()) return;
   MountOptions options = OptionsFor(NewDirectory("mnt"), MountMethod::kFusermount);
   options.flags.atime = AtimeUpdate::kEvery;
-  const absl::StatusOr<Mount> mount = Mount::Create(options);
+  const absl::StatusOr<internal::Mount> mount = internal::Mount::Create(options);
   EXPECT_EQ(mount.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(mount.status().message(), HasSubstr("fusermount3 cannot set strictatime"));
   EXPECT_FALSE(FindMount(options.mountpoint).has_value());
@@ -549,14 +553,14 @@ TEST_P(KernelMountTest, SyncInitAnswersInitBeforeCreateReturns) {
   ASSERT_NE(served.server, nullptr);
   // Without a synchronous INIT the server's first read, before the mount, fails with EPERM, and
   // INIT could not have been answered yet anyway.
-  EXPECT_EQ(served.server->state(), ConnectionState::kRunning);
+  EXPECT_EQ(served.server->state(), internal::ConnectionState::kRunning);
   EXPECT_TRUE(FindMount(served.mount->mountpoint()).has_value());
 }
 
 TEST_P(KernelMountTest, BlksizeIsRefusedOutsideFuseblk) {
   MountOptions options = OptionsFor(NewDirectory("mnt"), GetParam());
   options.blksize = 4096;
-  const absl::StatusOr<Mount> mount = Mount::Create(options);
+  const absl::StatusOr<internal::Mount> mount = internal::Mount::Create(options);
   EXPECT_EQ(mount.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(mount.status().message(),
               AllOf(HasSubstr(options.mountpoint), HasSubstr("blksize"), HasSubstr("fuseblk")));
@@ -567,7 +571,8 @@ TEST_P(KernelMountTest, BlksizeIsRefusedOutsideFuseblk) {
 
 TEST_F(MountTest, MissingMountpointIsNotFound) {
   const std::string missing = root_ + "/missing";
-  const absl::StatusOr<Mount> mount = Mount::Create(OptionsFor(missing, MountMethod::kAuto));
+  const absl::StatusOr<internal::Mount> mount =
+      internal::Mount::Create(OptionsFor(missing, MountMethod::kAuto));
   EXPECT_EQ(mount.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(mount.status().message(), AllOf(HasSubstr(missing), HasSubstr("mkdir -p")));
 }
@@ -575,7 +580,8 @@ TEST_F(MountTest, MissingMountpointIsNotFound) {
 TEST_F(MountTest, FileAsMountpointIsRefused) {
   const std::string file = root_ + "/file";
   std::ofstream(file) << "not a directory";
-  const absl::StatusOr<Mount> mount = Mount::Create(OptionsFor(file, MountMethod::kAuto));
+  const absl::StatusOr<internal::Mount> mount =
+      internal::Mount::Create(OptionsFor(file, MountMethod::kAuto));
   EXPECT_EQ(mount.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(mount.status().message(), AllOf(HasSubstr(file), HasSubstr("not a directory")));
 }
@@ -583,7 +589,8 @@ TEST_F(MountTest, FileAsMountpointIsRefused) {
 TEST_F(MountTest, NonEmptyMountpointIsRefusedWithoutNonempty) {
   const std::string mountpoint = NewDirectory("full");
   std::ofstream(mountpoint + "/kept") << "hidden by a mount";
-  const absl::StatusOr<Mount> mount = Mount::Create(OptionsFor(mountpoint, MountMethod::kAuto));
+  const absl::StatusOr<internal::Mount> mount =
+      internal::Mount::Create(OptionsFor(mountpoint, MountMethod::kAuto));
   EXPECT_EQ(mount.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(mount.status().message(),
               AllOf(HasSubstr(mountpoint), HasSubstr("kept"), HasSubstr("nonempty")));
@@ -609,7 +616,7 @@ TEST_F(MountTest, NonEmptyMountpointMountsWithNonempty) {
 TEST_F(MountTest, AutoUnmountNeedsFusermount) {
   MountOptions options = OptionsFor(NewDirectory("mnt"), MountMethod::kMountSyscall);
   options.auto_unmount = true;
-  const absl::StatusOr<Mount> mount = Mount::Create(options);
+  const absl::StatusOr<internal::Mount> mount = internal::Mount::Create(options);
   EXPECT_EQ(mount.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(mount.status().message(),
               AllOf(HasSubstr(options.mountpoint), HasSubstr("kFusermount")));
@@ -618,7 +625,7 @@ TEST_F(MountTest, AutoUnmountNeedsFusermount) {
 TEST_F(MountTest, SyncInitNeedsAKernelMount) {
   MountOptions options = OptionsFor(NewDirectory("mnt"), MountMethod::kFusermount);
   options.sync_init = true;
-  const absl::StatusOr<Mount> mount = Mount::Create(options);
+  const absl::StatusOr<internal::Mount> mount = internal::Mount::Create(options);
   EXPECT_EQ(mount.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(mount.status().message(),
               AllOf(HasSubstr(options.mountpoint), HasSubstr("kMountSyscall")));
@@ -641,8 +648,9 @@ TEST_F(MountTest, MissingDevFuseIsNotFound) {
       [] { return HideUnderTmpfs("/dev"); }, OptionsFor(mountpoint, MountMethod::kMountSyscall));
   ASSERT_EQ(report["error"], "");
   EXPECT_EQ(report["create_code"], "NOT_FOUND");
-  EXPECT_THAT(report["create_message"],
-              AllOf(HasSubstr(mountpoint), HasSubstr(kDevFusePath), HasSubstr("modprobe fuse")));
+  EXPECT_THAT(
+      report["create_message"],
+      AllOf(HasSubstr(mountpoint), HasSubstr(internal::kDevFusePath), HasSubstr("modprobe fuse")));
 }
 
 TEST_F(MountTest, MissingFusermountIsNotFound) {
@@ -661,10 +669,11 @@ TEST_F(MountTest, MissingFusermountIsNotFound) {
 // (with auto_unmount) and unmounts. Runs in a child, since setuid cannot be undone.
 void MountAsNobody(int report, const std::string& mountpoint, const std::string& unreachable) {
   if (!BecomeNobody()) return Report(report, "error", std::strerror(errno));
-  ReportStatus(report, "syscall",
-               Mount::Create(OptionsFor(mountpoint, MountMethod::kMountSyscall)).status());
+  ReportStatus(
+      report, "syscall",
+      internal::Mount::Create(OptionsFor(mountpoint, MountMethod::kMountSyscall)).status());
   ReportStatus(report, "unreachable",
-               Mount::Create(OptionsFor(unreachable, MountMethod::kAuto)).status());
+               internal::Mount::Create(OptionsFor(unreachable, MountMethod::kAuto)).status());
 
   MountOptions options = OptionsFor(mountpoint, MountMethod::kAuto);
   options.default_permissions = true;
@@ -691,7 +700,7 @@ TEST_F(MountTest, UnprivilegedUserMountsThroughFusermount) {
   SkipWithoutFusermount();
   // Without udev /dev/fuse is 0600, and fusermount3 opens it as the calling user.
   const DevFuseModeGuard open_to_all(0666);
-  ASSERT_TRUE(open_to_all.changed()) << "cannot chmod " << kDevFusePath;
+  ASSERT_TRUE(open_to_all.changed()) << "cannot chmod " << internal::kDevFusePath;
   const std::string mountpoint = NewDirectoryOfNobody("users");
   const std::string hidden = NewDirectory("private");
   ASSERT_EQ(chmod(hidden.c_str(), 0700), 0);
@@ -724,7 +733,7 @@ TEST_F(MountTest, UnprivilegedUserMountsThroughFusermount) {
 TEST_F(MountTest, FusermountFailureGivesItsExitStatusAndWhatToDo) {
   SkipWithoutFusermount();
   const DevFuseModeGuard closed_to_users(0600);
-  ASSERT_TRUE(closed_to_users.changed()) << "cannot chmod " << kDevFusePath;
+  ASSERT_TRUE(closed_to_users.changed()) << "cannot chmod " << internal::kDevFusePath;
   const std::string mountpoint = NewDirectoryOfNobody("users");
 
   std::map<std::string, std::string> report =
