@@ -22,11 +22,16 @@ constexpr uint32_t kSize<None> = 0;
 }  // namespace fixed
 
 constexpr OpcodeInfo kRows[] = {
-#define RINGFUSE_ROW(name, number, kernel_name, op_struct, reply, fixed_struct, names, tail, \
-                     since, in_payload)                                                      \
-  {Opcode::k##name, #kernel_name,  fixed::kSize<fixed::fixed_struct>,                        \
-   names,           Tail::k##tail, !std::is_same_v<reply, NoReply>,                          \
-   since,           in_payload},
+#define RINGFUSE_ROW(enumerator, number, kernel_name, op_struct, reply, fixed_struct, name_count, \
+                     tail_kind, first_minor, in_payload)                                          \
+  {.opcode = Opcode::k##enumerator,                                                               \
+   .name = #kernel_name,                                                                          \
+   .fixed_size = fixed::kSize<fixed::fixed_struct>,                                               \
+   .names = name_count,                                                                           \
+   .tail = Tail::k##tail_kind,                                                                    \
+   .replies = !std::is_same_v<reply, NoReply>,                                                    \
+   .since_minor = first_minor,                                                                    \
+   .fixed_in_ring_payload = in_payload},
     RINGFUSE_FOR_EACH_OPCODE(RINGFUSE_ROW)
 #undef RINGFUSE_ROW
 };

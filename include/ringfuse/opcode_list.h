@@ -4,18 +4,19 @@
 /// the opcode table (opcode.h), the `RequestArgs` variant (request.h), the parser's dispatch, the
 /// dispatcher, and the check that each `Handler` virtual takes the listed arguments and reply.
 ///
-/// Adding an opcode: a row here, its op struct (request.h), its parse function (the parser fails
-/// to compile without one) and, when it answers with a new shape, its reply type (reply.h).
+/// Adding an opcode: a row here, its parse function (the parser does not compile without one),
+/// and, unless it shares one, its op struct (request.h) and Handler virtual (handler.h, checked
+/// against the row); a new shape of answer needs its reply type and encoder (reply.h).
 #pragma once
 
-/// Calls `X(name, number, kernel_name, args, reply, fixed, names, tail, since, in_payload)` once
-/// per opcode, in ascending wire order:
+/// Calls `X(name, number, kernel_name, op_struct, reply, fixed, names, tail, since, in_payload)`
+/// once per opcode, in ascending wire order:
 /// - `name`: the enumerator without its `k` (`Opcode::kLookup`);
 /// - `number`: the wire opcode;
 /// - `kernel_name`: the kernel's name without `FUSE_`, as a token (stringize it with `#`);
-/// - `args`: the op struct in `ringfuse::op` and the `Handler` virtual of that name; opcodes that
-///   differ only in their wire form share one (RENAME and RENAME2, SETLK and SETLKW,
-///   COPY_FILE_RANGE and COPY_FILE_RANGE_64);
+/// - `op_struct`: the op struct in `ringfuse::op` and the `Handler` virtual of that name;
+///   opcodes that differ only in their wire form share one (RENAME and RENAME2, SETLK and
+///   SETLKW, COPY_FILE_RANGE and COPY_FILE_RANGE_64);
 /// - `reply`: the typed reply the handler answers with; `NoReply` where the kernel expects no
 ///   answer, `ReplyToken` where the dispatcher answers itself (INIT, DESTROY);
 /// - `fixed`: the fixed argument struct in `ringfuse::wire` at the current protocol, or `None`;
@@ -27,7 +28,8 @@
 ///
 /// The list names types it does not declare: expand it where they are visible.
 // clang-format off
-#define RINGFUSE_FOR_EACH_OPCODE(X)                                                              \
+//  name            no. kernel name         op struct      reply         fixed          names tail        since in_payload
+#define RINGFUSE_FOR_EACH_OPCODE(X)                                                                                        \
   X(Lookup,           1, LOOKUP,             Lookup,        EntryReply,   None,             1, Names,        1, false) \
   X(Forget,           2, FORGET,             Forget,        NoReply,      ForgetIn,         0, None,         1, false) \
   X(Getattr,          3, GETATTR,            Getattr,       AttrReply,    GetattrIn,        0, None,         1, false) \
