@@ -7,7 +7,6 @@
 #include <variant>
 
 #include "absl/strings/str_format.h"
-#include "protocol/replying_ops.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -41,6 +40,17 @@ struct ReplyFactory<CountReply> {
   }
 };
 
+// The Handler virtual of an opcode's row: its op struct and typed reply, or its op struct alone
+// where the kernel expects no answer.
+template <typename Args, typename Reply>
+struct HandlerMethodOf {
+  using type = void (Handler::*)(const RequestContext&, const Args&, Reply);
+};
+template <typename Args>
+struct HandlerMethodOf<Args, NoReply> {
+  using type = void (Handler::*)(const RequestContext&, const Args&);
+};
+
 const char* StateName(ConnectionState state) {
   switch (state) {
     case ConnectionState::kAwaitingInit: return "not initialized";
@@ -53,48 +63,63 @@ const char* StateName(ConnectionState state) {
 
 }  // namespace
 
-// Each listed operation is a Handler virtual taking its arguments and its typed reply: the
-// written-out declarations in ringfuse/handler.h agree with the list the dispatcher is made of.
-#define RINGFUSE_CHECK_HANDLER(Name, ReplyType)                                             \
-  static_assert(                                                                            \
-      std::is_same_v<decltype(&Handler::Name),                                              \
-                     void (Handler::*)(const RequestContext&, const op::Name&, ReplyType)>, \
-      "Handler::" #Name " must take const op::" #Name "& and " #ReplyType);
-RINGFUSE_FOR_EACH_REPLYING_OP(RINGFUSE_CHECK_HANDLER)
+// The written-out declarations in ringfuse/handler.h agree with the opcode list; the rows the
+// dispatcher answers itself (reply ReplyToken: INIT, DESTROY) reach other Handler methods.
+#define RINGFUSE_CHECK_HANDLER(name, number, kernel_name, op_struct, reply, ...) \
+  static_assert(std::is_same_v<reply, ReplyToken> ||                             \
+                    std::is_same_v<decltype(&Handler::op_struct),                \
+                                   HandlerMethodOf<op::op_struct, reply>::type>, \
+                "Handler::" #op_struct " must take const op::" #op_struct "& and " #reply);
+RINGFUSE_FOR_EACH_OPCODE(RINGFUSE_CHECK_HANDLER)
 #undef RINGFUSE_CHECK_HANDLER
 
-// Calls the handler method that matches the parsed arguments.
-struct RequestVisitor {
+// Calls the handler method of a parsed request's opcode with its arguments and reply.
+struct RequestServer {
   Dispatcher& dispatcher;
   const RequestContext& context;
   ReplyToken token;
 
-#define RINGFUSE_VISIT(Name, ReplyType)                                              \
-  void operator()(const op::Name& args) {                                            \
-    dispatcher.handler_.Name(context, args,                                          \
-                             ReplyFactory<ReplyType>::Make(std::move(token), args)); \
+  void Serve(const Request& request) {
+    switch (request.opcode) {
+#define RINGFUSE_SERVE(name, number, kernel_name, op_struct, reply, ...) \
+  case Opcode::k##name:                                                  \
+    return Serve<reply>(&Handler::op_struct, std::get<op::op_struct>(request.args));
+      RINGFUSE_FOR_EACH_OPCODE(RINGFUSE_SERVE)
+#undef RINGFUSE_SERVE
+    }
   }
-  RINGFUSE_FOR_EACH_REPLYING_OP(RINGFUSE_VISIT)
-#undef RINGFUSE_VISIT
 
-  void operator()(const op::Forget& args) { dispatcher.handler_.Forget(context, args); }
-  void operator()(const op::BatchForget& args) { dispatcher.handler_.BatchForget(context, args); }
-  void operator()(const op::Interrupt& args) {
+  template <typename Reply, typename Method, typename Args>
+  void Serve(Method method, const Args& args) {
+    Handler& handler = dispatcher.handler_;
+    if constexpr (std::is_same_v<Reply, ReplyToken>) {
+      Answer(args);
+    } else if constexpr (std::is_same_v<Reply, NoReply>) {
+      Notice(args);
+      (handler.*method)(context, args);
+    } else {
+      (handler.*method)(context, args, ReplyFactory<Reply>::Make(std::move(token), args));
+    }
+  }
+
+  // The requests the dispatcher answers itself.
+  void Answer(const op::Init& args) {
+    dispatcher.HandleInit(context.header, args, std::move(token));
+  }
+  void Answer(const op::Destroy& /*args*/) { dispatcher.HandleDestroy(std::move(token)); }
+
+  // What the dispatcher takes from a request without an answer before the handler sees it.
+  void Notice(const op::Interrupt& args) {
     if (dispatcher.interrupt_sink_ != nullptr) {
       dispatcher.interrupt_sink_->MarkInterrupted(args.in.unique);
     }
-    dispatcher.handler_.Interrupt(context, args);
   }
-  void operator()(const op::NotifyReply& args) {
+  void Notice(const op::NotifyReply& args) {
     if (dispatcher.notify_reply_sink_ != nullptr) {
       dispatcher.notify_reply_sink_->OnNotifyReply(context.header.unique, args);
     }
-    dispatcher.handler_.NotifyReply(context, args);
   }
-  void operator()(const op::Init& args) {
-    dispatcher.HandleInit(context.header, args, std::move(token));
-  }
-  void operator()(const op::Destroy& /*args*/) { dispatcher.HandleDestroy(std::move(token)); }
+  void Notice(const auto& /*args*/) {}
 };
 
 Dispatcher::Dispatcher(Handler& handler, ReplyChannel& replies, Diagnostics& diagnostics,
@@ -137,7 +162,7 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
   }
   const RequestContext context{request.header, request.extensions, delivery.interrupted};
   try {
-    std::visit(RequestVisitor{*this, context, std::move(token)}, request.args);
+    RequestServer{*this, context, std::move(token)}.Serve(request);
   } catch (const std::bad_alloc&) {
     // The reply, dropped on the way out, has answered EIO: the daemon lives on. No formatting
     // here, which would need memory too.

@@ -66,7 +66,7 @@ class Dispatcher {
   uint64_t malformed_count() const { return malformed_.load(std::memory_order_relaxed); }
 
  private:
-  friend struct RequestVisitor;
+  friend struct RequestServer;
 
   void Route(ParseResult& parsed, const Delivery& delivery);
   void Reject(const ParseError& error, const Delivery& delivery);

@@ -1,6 +1,7 @@
 #include "ringfuse/request.h"
 
 #include <algorithm>
+#include <concepts>
 
 #include "absl/strings/str_format.h"
 #include "protocol/reader.h"
@@ -14,6 +15,14 @@ size_t FixedSize(const OpcodeInfo& info, const ParseContext& context) {
   if (info.opcode == Opcode::kSetxattr && !context.setxattr_ext) return wire::kCompatSetxattrInSize;
   return info.fixed_size;
 }
+
+// Selects an opcode's parse function.
+template <Opcode>
+struct Tag {};
+
+// An opcode's parse gives exactly the op struct its row lists, not one convertible to it.
+template <typename ListedArgs, typename ParsedArgs>
+requires std::same_as<ListedArgs, ParsedArgs> ListedArgs Listed(ParsedArgs args) { return args; }
 
 // Reads one request's arguments from its fixed struct and its tail. The first failure is kept;
 // every accessor returns nothing after it, so a per-opcode parse is a straight line of reads.
@@ -81,6 +90,115 @@ class ArgumentParser {
   std::string_view EntryName() { return Name("name", wire::kNameMax); }
   std::string_view XattrName() { return Name("xattr name", wire::kXattrNameMax); }
 
+  // One per opcode: its op struct, read in wire order.
+  op::Lookup Parse(Tag<Opcode::kLookup>) { return {EntryName()}; }
+  op::Forget Parse(Tag<Opcode::kForget>) { return {Fixed<wire::ForgetIn>()}; }
+  op::Getattr Parse(Tag<Opcode::kGetattr>) { return {Fixed<wire::GetattrIn>()}; }
+  op::Setattr Parse(Tag<Opcode::kSetattr>) { return {Fixed<wire::SetattrIn>()}; }
+  op::Readlink Parse(Tag<Opcode::kReadlink>) { return {}; }
+  op::Symlink Parse(Tag<Opcode::kSymlink>) {
+    const std::string_view name = EntryName();
+    return {name, Name("symlink target", wire::kSymlinkTargetMax)};
+  }
+  op::Mknod Parse(Tag<Opcode::kMknod>) {
+    const auto in = Fixed<wire::MknodIn>();
+    return {in, EntryName()};
+  }
+  op::Mkdir Parse(Tag<Opcode::kMkdir>) {
+    const auto in = Fixed<wire::MkdirIn>();
+    return {in, EntryName()};
+  }
+  op::Unlink Parse(Tag<Opcode::kUnlink>) { return {EntryName()}; }
+  op::Rmdir Parse(Tag<Opcode::kRmdir>) { return {EntryName()}; }
+  op::Rename Parse(Tag<Opcode::kRename>) {
+    const auto in = Fixed<wire::RenameIn>();
+    return Rename(in.newdir, 0);
+  }
+  op::Link Parse(Tag<Opcode::kLink>) {
+    const auto in = Fixed<wire::LinkIn>();
+    return {in, Name("new name", wire::kNameMax)};
+  }
+  op::Open Parse(Tag<Opcode::kOpen>) { return {Fixed<wire::OpenIn>()}; }
+  op::Read Parse(Tag<Opcode::kRead>) { return {ReadSize("read size")}; }
+  op::Write Parse(Tag<Opcode::kWrite>) {
+    const auto in = Fixed<wire::WriteIn>();
+    return {in, Data(in.size, "write data")};
+  }
+  op::Statfs Parse(Tag<Opcode::kStatfs>) { return {}; }
+  op::Release Parse(Tag<Opcode::kRelease>) { return {Fixed<wire::ReleaseIn>()}; }
+  op::Fsync Parse(Tag<Opcode::kFsync>) { return {Fixed<wire::FsyncIn>()}; }
+  op::Setxattr Parse(Tag<Opcode::kSetxattr>) {
+    const auto in = Fixed<wire::SetxattrIn>();
+    const std::string_view name = XattrName();
+    return {in, name, Data(in.size, "xattr value")};
+  }
+  op::Getxattr Parse(Tag<Opcode::kGetxattr>) {
+    const auto in = XattrSize();
+    return {in, XattrName()};
+  }
+  op::Listxattr Parse(Tag<Opcode::kListxattr>) { return {XattrSize()}; }
+  op::Removexattr Parse(Tag<Opcode::kRemovexattr>) { return {XattrName()}; }
+  op::Flush Parse(Tag<Opcode::kFlush>) { return {Fixed<wire::FlushIn>()}; }
+  op::Init Parse(Tag<Opcode::kInit>) { return {Fixed<wire::InitIn>()}; }
+  op::Opendir Parse(Tag<Opcode::kOpendir>) { return {Fixed<wire::OpenIn>()}; }
+  op::Readdir Parse(Tag<Opcode::kReaddir>) { return {ReadSize("readdir size")}; }
+  op::Releasedir Parse(Tag<Opcode::kReleasedir>) { return {Fixed<wire::ReleaseIn>()}; }
+  op::Fsyncdir Parse(Tag<Opcode::kFsyncdir>) { return {Fixed<wire::FsyncIn>()}; }
+  op::Getlk Parse(Tag<Opcode::kGetlk>) { return {Fixed<wire::LkIn>()}; }
+  op::Setlk Parse(Tag<Opcode::kSetlk>) { return {Fixed<wire::LkIn>(), false}; }
+  op::Setlk Parse(Tag<Opcode::kSetlkw>) { return {Fixed<wire::LkIn>(), true}; }
+  op::Access Parse(Tag<Opcode::kAccess>) { return {Fixed<wire::AccessIn>()}; }
+  op::Create Parse(Tag<Opcode::kCreate>) {
+    const auto in = Fixed<wire::CreateIn>();
+    return {in, EntryName()};
+  }
+  op::Interrupt Parse(Tag<Opcode::kInterrupt>) { return {Fixed<wire::InterruptIn>()}; }
+  op::Bmap Parse(Tag<Opcode::kBmap>) { return {Fixed<wire::BmapIn>()}; }
+  op::Destroy Parse(Tag<Opcode::kDestroy>) { return {}; }
+  op::Ioctl Parse(Tag<Opcode::kIoctl>) {
+    const auto in = Fixed<wire::IoctlIn>();
+    return {in, Data(in.in_size, "ioctl input")};
+  }
+  op::Poll Parse(Tag<Opcode::kPoll>) { return {Fixed<wire::PollIn>()}; }
+  op::NotifyReply Parse(Tag<Opcode::kNotifyReply>) {
+    const auto in = Fixed<wire::NotifyRetrieveIn>();
+    return {in, Data(in.size, "retrieved data")};
+  }
+  op::BatchForget Parse(Tag<Opcode::kBatchForget>) {
+    const auto in = Fixed<wire::BatchForgetIn>();
+    return {Records<wire::ForgetOne>(in.count, "forget records")};
+  }
+  op::Fallocate Parse(Tag<Opcode::kFallocate>) { return {Fixed<wire::FallocateIn>()}; }
+  op::Readdirplus Parse(Tag<Opcode::kReaddirplus>) { return {ReadSize("readdirplus size")}; }
+  op::Rename Parse(Tag<Opcode::kRename2>) {
+    const auto in = Fixed<wire::Rename2In>();
+    return Rename(in.newdir, in.flags);
+  }
+  op::Lseek Parse(Tag<Opcode::kLseek>) { return {Fixed<wire::LseekIn>()}; }
+  op::CopyFileRange Parse(Tag<Opcode::kCopyFileRange>) {
+    return {Fixed<wire::CopyFileRangeIn>(), false};
+  }
+  op::SetupMapping Parse(Tag<Opcode::kSetupMapping>) { return {Fixed<wire::SetupMappingIn>()}; }
+  op::RemoveMapping Parse(Tag<Opcode::kRemoveMapping>) {
+    const auto in = Fixed<wire::RemoveMappingIn>();
+    return {Records<wire::RemoveMappingOne>(in.count, "mapping records")};
+  }
+  op::Syncfs Parse(Tag<Opcode::kSyncfs>) { return {Fixed<wire::SyncfsIn>()}; }
+  op::Tmpfile Parse(Tag<Opcode::kTmpfile>) {
+    const auto in = Fixed<wire::CreateIn>();
+    return {in, EntryName()};
+  }
+  op::Statx Parse(Tag<Opcode::kStatx>) { return {Fixed<wire::StatxIn>()}; }
+  op::CopyFileRange Parse(Tag<Opcode::kCopyFileRange64>) {
+    return {Fixed<wire::CopyFileRangeIn>(), true};
+  }
+
+  // RENAME and RENAME2 after their fixed structs: the two names.
+  op::Rename Rename(uint64_t newdir, uint32_t flags) {
+    const std::string_view old_name = Name("old name", wire::kNameMax);
+    return {newdir, flags, old_name, Name("new name", wire::kNameMax)};
+  }
+
   const wire::InHeader& header_;
   internal::Reader fixed_;
   internal::Reader tail_;
@@ -89,127 +207,12 @@ class ArgumentParser {
 };
 
 std::optional<RequestArgs> ArgumentParser::Parse(Opcode opcode) {
-  using wire::kNameMax;
   RequestArgs args;
   switch (opcode) {
-    case Opcode::kLookup: args = op::Lookup{EntryName()}; break;
-    case Opcode::kForget: args = op::Forget{Fixed<wire::ForgetIn>()}; break;
-    case Opcode::kGetattr: args = op::Getattr{Fixed<wire::GetattrIn>()}; break;
-    case Opcode::kSetattr: args = op::Setattr{Fixed<wire::SetattrIn>()}; break;
-    case Opcode::kReadlink: args = op::Readlink{}; break;
-    case Opcode::kSymlink: {
-      const std::string_view name = EntryName();
-      args = op::Symlink{name, Name("symlink target", wire::kSymlinkTargetMax)};
-      break;
-    }
-    case Opcode::kMknod: {
-      const auto in = Fixed<wire::MknodIn>();
-      args = op::Mknod{in, EntryName()};
-      break;
-    }
-    case Opcode::kMkdir: {
-      const auto in = Fixed<wire::MkdirIn>();
-      args = op::Mkdir{in, EntryName()};
-      break;
-    }
-    case Opcode::kUnlink: args = op::Unlink{EntryName()}; break;
-    case Opcode::kRmdir: args = op::Rmdir{EntryName()}; break;
-    case Opcode::kRename: {
-      const auto in = Fixed<wire::RenameIn>();
-      const std::string_view old_name = Name("old name", kNameMax);
-      args = op::Rename{in.newdir, 0, old_name, Name("new name", kNameMax)};
-      break;
-    }
-    case Opcode::kRename2: {
-      const auto in = Fixed<wire::Rename2In>();
-      const std::string_view old_name = Name("old name", kNameMax);
-      args = op::Rename{in.newdir, in.flags, old_name, Name("new name", kNameMax)};
-      break;
-    }
-    case Opcode::kLink: {
-      const auto in = Fixed<wire::LinkIn>();
-      args = op::Link{in, Name("new name", kNameMax)};
-      break;
-    }
-    case Opcode::kOpen: args = op::Open{Fixed<wire::OpenIn>()}; break;
-    case Opcode::kRead: args = op::Read{ReadSize("read size")}; break;
-    case Opcode::kWrite: {
-      const auto in = Fixed<wire::WriteIn>();
-      args = op::Write{in, Data(in.size, "write data")};
-      break;
-    }
-    case Opcode::kStatfs: args = op::Statfs{}; break;
-    case Opcode::kRelease: args = op::Release{Fixed<wire::ReleaseIn>()}; break;
-    case Opcode::kFsync: args = op::Fsync{Fixed<wire::FsyncIn>()}; break;
-    case Opcode::kSetxattr: {
-      const auto in = Fixed<wire::SetxattrIn>();
-      const std::string_view name = XattrName();
-      args = op::Setxattr{in, name, Data(in.size, "xattr value")};
-      break;
-    }
-    case Opcode::kGetxattr: {
-      const auto in = XattrSize();
-      args = op::Getxattr{in, XattrName()};
-      break;
-    }
-    case Opcode::kListxattr: args = op::Listxattr{XattrSize()}; break;
-    case Opcode::kRemovexattr: args = op::Removexattr{XattrName()}; break;
-    case Opcode::kFlush: args = op::Flush{Fixed<wire::FlushIn>()}; break;
-    case Opcode::kInit: args = op::Init{Fixed<wire::InitIn>()}; break;
-    case Opcode::kOpendir: args = op::Opendir{Fixed<wire::OpenIn>()}; break;
-    case Opcode::kReaddir: args = op::Readdir{ReadSize("readdir size")}; break;
-    case Opcode::kReleasedir: args = op::Releasedir{Fixed<wire::ReleaseIn>()}; break;
-    case Opcode::kFsyncdir: args = op::Fsyncdir{Fixed<wire::FsyncIn>()}; break;
-    case Opcode::kGetlk: args = op::Getlk{Fixed<wire::LkIn>()}; break;
-    case Opcode::kSetlk: args = op::Setlk{Fixed<wire::LkIn>(), false}; break;
-    case Opcode::kSetlkw: args = op::Setlk{Fixed<wire::LkIn>(), true}; break;
-    case Opcode::kAccess: args = op::Access{Fixed<wire::AccessIn>()}; break;
-    case Opcode::kCreate: {
-      const auto in = Fixed<wire::CreateIn>();
-      args = op::Create{in, EntryName()};
-      break;
-    }
-    case Opcode::kInterrupt: args = op::Interrupt{Fixed<wire::InterruptIn>()}; break;
-    case Opcode::kBmap: args = op::Bmap{Fixed<wire::BmapIn>()}; break;
-    case Opcode::kDestroy: args = op::Destroy{}; break;
-    case Opcode::kIoctl: {
-      const auto in = Fixed<wire::IoctlIn>();
-      args = op::Ioctl{in, Data(in.in_size, "ioctl input")};
-      break;
-    }
-    case Opcode::kPoll: args = op::Poll{Fixed<wire::PollIn>()}; break;
-    case Opcode::kNotifyReply: {
-      const auto in = Fixed<wire::NotifyRetrieveIn>();
-      args = op::NotifyReply{in, Data(in.size, "retrieved data")};
-      break;
-    }
-    case Opcode::kBatchForget: {
-      const auto in = Fixed<wire::BatchForgetIn>();
-      args = op::BatchForget{Records<wire::ForgetOne>(in.count, "forget records")};
-      break;
-    }
-    case Opcode::kFallocate: args = op::Fallocate{Fixed<wire::FallocateIn>()}; break;
-    case Opcode::kReaddirplus: args = op::Readdirplus{ReadSize("readdirplus size")}; break;
-    case Opcode::kLseek: args = op::Lseek{Fixed<wire::LseekIn>()}; break;
-    case Opcode::kCopyFileRange:
-      args = op::CopyFileRange{Fixed<wire::CopyFileRangeIn>(), false};
-      break;
-    case Opcode::kCopyFileRange64:
-      args = op::CopyFileRange{Fixed<wire::CopyFileRangeIn>(), true};
-      break;
-    case Opcode::kSetupMapping: args = op::SetupMapping{Fixed<wire::SetupMappingIn>()}; break;
-    case Opcode::kRemoveMapping: {
-      const auto in = Fixed<wire::RemoveMappingIn>();
-      args = op::RemoveMapping{Records<wire::RemoveMappingOne>(in.count, "mapping records")};
-      break;
-    }
-    case Opcode::kSyncfs: args = op::Syncfs{Fixed<wire::SyncfsIn>()}; break;
-    case Opcode::kTmpfile: {
-      const auto in = Fixed<wire::CreateIn>();
-      args = op::Tmpfile{in, EntryName()};
-      break;
-    }
-    case Opcode::kStatx: args = op::Statx{Fixed<wire::StatxIn>()}; break;
+#define RINGFUSE_PARSE(name, number, kernel_name, op_struct, ...) \
+  case Opcode::k##name: args = Listed<op::op_struct>(Parse(Tag<Opcode::k##name>{})); break;
+    RINGFUSE_FOR_EACH_OPCODE(RINGFUSE_PARSE)
+#undef RINGFUSE_PARSE
   }
   if (error_) return std::nullopt;
   return args;

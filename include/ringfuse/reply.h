@@ -106,6 +106,10 @@ class TypedReply {
   ReplyToken token_;
 };
 
+/// The reply of an opcode the kernel expects no answer to (FORGET, BATCH_FORGET, INTERRUPT,
+/// NOTIFY_REPLY) in RINGFUSE_FOR_EACH_OPCODE: its Handler virtual takes no reply.
+struct NoReply {};
+
 // UNLINK, RMDIR, RENAME, RELEASE, FSYNC, FLUSH, SETXATTR, SETLK, ACCESS, FALLOCATE, ...
 class EmptyReply : public TypedReply {
  public:

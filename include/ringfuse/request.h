@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 
 #include "absl/status/status.h"
@@ -253,14 +254,26 @@ struct Statx {
 };
 }  // namespace op
 
-using RequestArgs = std::variant<
-    op::Lookup, op::Forget, op::Getattr, op::Setattr, op::Readlink, op::Symlink, op::Mknod,
-    op::Mkdir, op::Unlink, op::Rmdir, op::Rename, op::Link, op::Open, op::Read, op::Write,
-    op::Statfs, op::Release, op::Fsync, op::Setxattr, op::Getxattr, op::Listxattr, op::Removexattr,
-    op::Flush, op::Init, op::Opendir, op::Readdir, op::Releasedir, op::Fsyncdir, op::Getlk,
-    op::Setlk, op::Access, op::Create, op::Interrupt, op::Bmap, op::Destroy, op::Ioctl, op::Poll,
-    op::NotifyReply, op::BatchForget, op::Fallocate, op::Readdirplus, op::Lseek, op::CopyFileRange,
-    op::SetupMapping, op::RemoveMapping, op::Syncfs, op::Tmpfile, op::Statx>;
+namespace detail {
+/// `Variant` with each of `Rest` appended that it does not hold yet, in order.
+template <typename Variant, typename... Rest>
+struct WithNewAlternatives {
+  using type = Variant;
+};
+template <typename... Kept, typename Next, typename... Rest>
+struct WithNewAlternatives<std::variant<Kept...>, Next, Rest...>
+    : WithNewAlternatives<std::conditional_t<(std::is_same_v<Kept, Next> || ...),
+                                             std::variant<Kept...>, std::variant<Kept..., Next>>,
+                          Rest...> {};
+}  // namespace detail
+
+/// One alternative per op struct, in opcode order, from RINGFUSE_FOR_EACH_OPCODE; opcodes that
+/// share a struct share its alternative.
+using RequestArgs = detail::WithNewAlternatives<std::variant<>
+#define RINGFUSE_ARGS(name, number, kernel_name, op_struct, ...) , op::op_struct
+                                                    RINGFUSE_FOR_EACH_OPCODE(RINGFUSE_ARGS)
+#undef RINGFUSE_ARGS
+                                                >::type;
 
 // Request extensions (7.38): what the kernel appended after the arguments.
 struct Extensions {

@@ -4,9 +4,9 @@
 //
 // Served in-process as ringfused serves it: PassthroughFs on the revision's root with entry
 // tracking, the session options and timeouts of `--revisions` (a day), and a Publisher on the
-// session's notifier. A forwarding handler between the session and PassthroughFs counts READ
-// requests per node id and notes which backing inode each opened node id stands for, which shows
-// which files kept their node id and cached pages across a publish.
+// session's notifier. The PassthroughFs counts READ requests per node id and notes which backing
+// inode each opened node id stands for, which shows which files kept their node id and cached
+// pages across a publish.
 #include "daemon/revisions.h"
 
 #include <dirent.h>
@@ -36,7 +36,6 @@
 #include "daemon/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
-#include "protocol/replying_ops.h"
 #include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
 
@@ -47,26 +46,25 @@ using ringfuse::testing::ServedMount;
 using ringfuse::testing::TempDir;
 using Clock = std::chrono::steady_clock;
 
-// Forwards every operation to PassthroughFs, counting READs per node id and noting, at OPEN,
-// which backing inode each node id stands for.
-class CountingFs : public Handler {
+// PassthroughFs counting READs per node id and noting, at OPEN, which backing inode each node id
+// stands for.
+class CountingFs : public PassthroughFs {
  public:
-  explicit CountingFs(PassthroughFs& fs) : fs_(fs) {}
+  using PassthroughFs::PassthroughFs;
 
-  void Init(const Negotiated& negotiated) override { fs_.Init(negotiated); }
-  void Destroy() override { fs_.Destroy(); }
-#define RINGFUSE_FORWARD(Name, ReplyType)                                                    \
-  void Name(const RequestContext& context, const op::Name& args, ReplyType reply) override { \
-    Observe(context, args);                                                                  \
-    fs_.Name(context, args, std::move(reply));                                               \
+  void Read(const RequestContext& context, const op::Read& args, DataReply reply) override {
+    {
+      std::lock_guard lock(mutex_);
+      ++reads_[context.nodeid()];
+    }
+    PassthroughFs::Read(context, args, std::move(reply));
   }
-  RINGFUSE_FOR_EACH_REPLYING_OP(RINGFUSE_FORWARD)
-#undef RINGFUSE_FORWARD
-  void Forget(const RequestContext& context, const op::Forget& args) override {
-    fs_.Forget(context, args);
-  }
-  void BatchForget(const RequestContext& context, const op::BatchForget& args) override {
-    fs_.BatchForget(context, args);
+  void Open(const RequestContext& context, const op::Open& args, OpenReply reply) override {
+    if (const std::shared_ptr<const Inode> inode = inodes().Get(context.nodeid())) {
+      std::lock_guard lock(mutex_);
+      backing_.emplace(context.nodeid(), inode->ino);
+    }
+    PassthroughFs::Open(context, args, std::move(reply));
   }
 
   // READ requests since the last ResetReads for the node ids opened for backing inode `ino`.
@@ -94,20 +92,6 @@ class CountingFs : public Handler {
   }
 
  private:
-  template <typename Args>
-  void Observe(const RequestContext&, const Args&) {}
-  void Observe(const RequestContext& context, const op::Read&) {
-    std::lock_guard lock(mutex_);
-    ++reads_[context.nodeid()];
-  }
-  void Observe(const RequestContext& context, const op::Open&) {
-    const std::shared_ptr<const Inode> inode = fs_.inodes().Get(context.nodeid());
-    if (inode == nullptr) return;
-    std::lock_guard lock(mutex_);
-    backing_.emplace(context.nodeid(), inode->ino);
-  }
-
-  PassthroughFs& fs_;
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> reads_;
   std::map<uint64_t, ino_t> backing_;  // node id -> backing inode (a node id never changes it)
@@ -125,7 +109,6 @@ class Revisions : public ringfuse::testing::TransportTest {
   void TearDown() override {
     publisher_.reset();
     mount_.reset();  // unmounts, before the handlers go
-    counting_.reset();
     fs_.reset();
     repo_.reset();
   }
@@ -144,11 +127,10 @@ class Revisions : public ringfuse::testing::TransportTest {
     ASSERT_TRUE(repo.ok()) << repo.status();
     absl::StatusOr<internal::UniqueFd> root = repo->OpenRevision(first);
     ASSERT_TRUE(root.ok()) << root.status();
-    fs_ = std::make_unique<PassthroughFs>(std::move(*root), *options);
+    fs_ = std::make_unique<CountingFs>(std::move(*root), *options);
     fs_->inodes().TrackEntries();
-    counting_ = std::make_unique<CountingFs>(*fs_);
     absl::StatusOr<std::unique_ptr<ServedMount>> mount =
-        ServedMount::Start(*counting_, GetParam(), MakeSessionOptions(*options));
+        ServedMount::Start(*fs_, GetParam(), MakeSessionOptions(*options));
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
     ASSERT_TRUE(mount_->session().negotiated().Has(wire::init_flag::kCacheSymlinks));
@@ -157,8 +139,7 @@ class Revisions : public ringfuse::testing::TransportTest {
   }
 
   std::unique_ptr<TempDir> repo_;
-  std::unique_ptr<PassthroughFs> fs_;
-  std::unique_ptr<CountingFs> counting_;
+  std::unique_ptr<CountingFs> fs_;
   std::unique_ptr<ServedMount> mount_;
   std::unique_ptr<Publisher> publisher_;
 };
@@ -596,11 +577,11 @@ class DirectoryTrees : public Revisions {
     ExpectServes("r1");  // and caches all of r1, including the names r1 lacks
     const ino_t big = InodeOf("r1/big.bin"), same = InodeOf("r1/same.txt"),
                 keep = InodeOf("r1/a/keep.txt");
-    const std::set<uint64_t> big_nodeids = counting_->NodeIdsOf(big);
+    const std::set<uint64_t> big_nodeids = fs_->NodeIdsOf(big);
     EXPECT_EQ(big_nodeids.size(), 1u);
     for (const char* revision : {"r2", "r3", "r1"}) {
       SCOPED_TRACE(revision);
-      counting_->ResetReads();
+      fs_->ResetReads();
       absl::StatusOr<PublishReport> report = publisher_->Publish(revision, method);
       ASSERT_TRUE(report.ok()) << report.status();
       ExpectServes(revision);
@@ -610,21 +591,20 @@ class DirectoryTrees : public Revisions {
           "open) %lu, same.txt %lu, a/keep.txt %lu, changes.txt %lu; node ids so far: "
           "big.bin %zu, same.txt %zu, a/keep.txt %zu\n",
           std::string(InvalidationMethodName(method)).c_str(), revision,
-          report->invalidation.messages, report->invalidation.not_cached, counting_->ReadsOf(big),
-          counting_->ReadsOf(same), counting_->ReadsOf(keep), counting_->ReadsOf(changes),
-          counting_->NodeIdsOf(big).size(), counting_->NodeIdsOf(same).size(),
-          counting_->NodeIdsOf(keep).size());
+          report->invalidation.messages, report->invalidation.not_cached, fs_->ReadsOf(big),
+          fs_->ReadsOf(same), fs_->ReadsOf(keep), fs_->ReadsOf(changes), fs_->NodeIdsOf(big).size(),
+          fs_->NodeIdsOf(same).size(), fs_->NodeIdsOf(keep).size());
       // A changed file is a new inode: a new node id, read anew.
-      EXPECT_GT(counting_->ReadsOf(changes), 0u);
+      EXPECT_GT(fs_->ReadsOf(changes), 0u);
       // Unchanged but idle: its dentry went, and its inode and pages with it.
-      EXPECT_GT(counting_->ReadsOf(same), 0u);
-      EXPECT_GT(counting_->ReadsOf(keep), 0u);
+      EXPECT_GT(fs_->ReadsOf(same), 0u);
+      EXPECT_GT(fs_->ReadsOf(keep), 0u);
       // Unchanged and held open: the same node id, whose pages survive an epoch publish.
-      EXPECT_EQ(counting_->NodeIdsOf(big), big_nodeids);
+      EXPECT_EQ(fs_->NodeIdsOf(big), big_nodeids);
       if (method == InvalidationMethod::kEpoch) {
-        EXPECT_EQ(counting_->ReadsOf(big), 0u);
+        EXPECT_EQ(fs_->ReadsOf(big), 0u);
       } else {
-        EXPECT_GT(counting_->ReadsOf(big), 0u);
+        EXPECT_GT(fs_->ReadsOf(big), 0u);
       }
     }
     ::close(held);
