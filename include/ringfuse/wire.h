@@ -1,10 +1,11 @@
-// The FUSE kernel ABI (the wire format), protocol 7.45 (Linux 6.18), defined by ringfuse itself.
-//
-// Debian 12's <linux/fuse.h> stops at 7.38, so the project owns these definitions. Every struct is
-// plain data in the kernel's layout; sizes and field offsets are pinned by static_asserts below and
-// cross-checked against the system header by tests/protocol/abi_matches_system_header_test.cc.
-// Names are CamelCase so that this header can be included next to <linux/fuse.h>, whose macros and
-// enumerators would otherwise collide; fields keep the kernel's names.
+/// \file
+/// The FUSE kernel ABI (the wire format), protocol 7.45 (Linux 6.18), defined by ringfuse itself.
+///
+/// Debian 12's <linux/fuse.h> stops at 7.38, so the project owns these definitions. Every struct is
+/// plain data in the kernel's layout; sizes and field offsets are pinned by static_asserts below
+/// and cross-checked against the system header by tests/protocol/abi_matches_system_header_test.cc.
+/// Names are CamelCase so that this header can be included next to <linux/fuse.h>, whose macros and
+/// enumerators would otherwise collide; fields keep the kernel's names.
 #pragma once
 
 #include <cstddef>
@@ -18,23 +19,23 @@ namespace ringfuse::wire {
 
 inline constexpr uint32_t kKernelMajor = 7;
 inline constexpr uint32_t kKernelMinor = 45;
-// The oldest kernel protocol ringfuse accepts (Linux 5.10 speaks 7.32; 7.31 adds nothing we need).
+/// The oldest kernel protocol ringfuse accepts (Linux 5.10 speaks 7.32; 7.31 adds nothing we need).
 inline constexpr uint32_t kOldestSupportedMinor = 31;
 inline constexpr uint64_t kRootId = 1;
 inline constexpr size_t kMinReadBuffer = 8192;
 inline constexpr uint64_t kUniqueResend = uint64_t{1} << 63;
-// INTERRUPT requests carry the interrupted request's unique with this bit set.
+/// INTERRUPT requests carry the interrupted request's unique with this bit set.
 inline constexpr uint64_t kInterruptUniqueBit = 1;
 inline constexpr uint32_t kInvalidUidGid = 0xffffffffu;
 
-// The kernel's own limits on names (fs/fuse/fuse_i.h FUSE_NAME_MAX, PATH_MAX, XATTR_NAME_MAX).
+/// The kernel's own limits on names (fs/fuse/fuse_i.h FUSE_NAME_MAX, PATH_MAX, XATTR_NAME_MAX).
 inline constexpr size_t kNameMax = 1024;
 inline constexpr size_t kSymlinkTargetMax = 4095;
 inline constexpr size_t kXattrNameMax = 255;
-// The VFS caps getxattr and listxattr buffers at XATTR_SIZE_MAX and XATTR_LIST_MAX (both 64 KiB),
-// so the kernel never asks a FUSE server for more.
+/// The VFS caps getxattr and listxattr buffers at XATTR_SIZE_MAX and XATTR_LIST_MAX (both 64 KiB),
+/// so the kernel never asks a FUSE server for more.
 inline constexpr uint32_t kXattrSizeMax = 65536;
-// The most any connection can negotiate: max_pages is 16 bits, pages at most 64 KiB.
+/// The most any connection can negotiate: max_pages is 16 bits, pages at most 64 KiB.
 inline constexpr uint32_t kMaxReplyAnyConnection = 0xffffu * 65536u;
 
 struct Attr {
@@ -53,7 +54,7 @@ struct Attr {
   uint32_t gid;
   uint32_t rdev;
   uint32_t blksize;
-  uint32_t flags;  // kAttr*
+  uint32_t flags;  ///< kAttr*
 };
 
 struct SxTime {
@@ -106,7 +107,7 @@ struct FileLock {
   uint32_t pid;
 };
 
-// fuse_setattr_in.valid
+/// fuse_setattr_in.valid
 inline constexpr uint32_t kFattrMode = 1u << 0;
 inline constexpr uint32_t kFattrUid = 1u << 1;
 inline constexpr uint32_t kFattrGid = 1u << 2;
@@ -120,7 +121,7 @@ inline constexpr uint32_t kFattrLockOwner = 1u << 9;
 inline constexpr uint32_t kFattrCtime = 1u << 10;
 inline constexpr uint32_t kFattrKillSuidGid = 1u << 11;
 
-// fuse_open_out.open_flags
+/// fuse_open_out.open_flags
 inline constexpr uint32_t kFopenDirectIo = 1u << 0;
 inline constexpr uint32_t kFopenKeepCache = 1u << 1;
 inline constexpr uint32_t kFopenNonSeekable = 1u << 2;
@@ -130,8 +131,8 @@ inline constexpr uint32_t kFopenNoFlush = 1u << 5;
 inline constexpr uint32_t kFopenParallelDirectWrites = 1u << 6;
 inline constexpr uint32_t kFopenPassthrough = 1u << 7;
 
-// INIT flags as one 64-bit set. Bits 32..63 travel in init_in/init_out.flags2 and only count when
-// kInitExt is set in the low word.
+/// INIT flags as one 64-bit set. Bits 32..63 travel in init_in/init_out.flags2 and only count when
+/// kInitExt is set in the low word.
 namespace init_flag {
 inline constexpr uint64_t kAsyncRead = 1ull << 0;
 inline constexpr uint64_t kPosixLocks = 1ull << 1;
@@ -200,9 +201,9 @@ inline constexpr uint32_t kAttrSubmount = 1u << 0;
 inline constexpr uint32_t kAttrDax = 1u << 1;
 inline constexpr uint32_t kOpenKillSuidGid = 1u << 0;
 inline constexpr uint32_t kSetxattrAclKillSgid = 1u << 0;
-inline constexpr uint32_t kExpireOnly = 1u << 0;  // fuse_notify_inval_entry_out.flags
+inline constexpr uint32_t kExpireOnly = 1u << 0;  ///< fuse_notify_inval_entry_out.flags
 
-// Request extension types (fuse_ext_header.type); 0..31 are security-context headers.
+/// Request extension types (fuse_ext_header.type); 0..31 are security-context headers.
 inline constexpr uint32_t kMaxNrSecctx = 31;
 inline constexpr uint32_t kExtGroups = 32;
 
@@ -383,7 +384,7 @@ struct FsyncIn {
   uint32_t padding;
 };
 
-// Kernels send only the first 8 bytes unless FUSE_SETXATTR_EXT was agreed at INIT.
+/// Kernels send only the first 8 bytes unless FUSE_SETXATTR_EXT was agreed at INIT.
 inline constexpr size_t kCompatSetxattrInSize = 8;
 
 struct SetxattrIn {
@@ -420,7 +421,7 @@ struct AccessIn {
   uint32_t padding;
 };
 
-// Kernels before 7.36 send only the first 16 bytes (no flags2).
+/// Kernels before 7.36 send only the first 16 bytes (no flags2).
 inline constexpr size_t kCompatInitInSize = 16;
 
 struct InitIn {
@@ -535,7 +536,7 @@ struct InHeader {
   uint32_t uid;
   uint32_t gid;
   uint32_t pid;
-  uint16_t total_extlen;  // request extensions, in 8-byte units (7.38; padding before)
+  uint16_t total_extlen;  ///< request extensions, in 8-byte units (7.38; padding before)
   uint16_t padding;
 };
 
@@ -545,7 +546,7 @@ struct OutHeader {
   uint64_t unique;
 };
 
-// A directory entry is this header, then namelen bytes of name, padded to 8 bytes.
+/// A directory entry is this header, then namelen bytes of name, padded to 8 bytes.
 struct Dirent {
   uint64_t ino;
   uint64_t off;
@@ -594,7 +595,7 @@ struct NotifyRetrieveOut {
   uint32_t padding;
 };
 
-// The kernel's answer to a RETRIEVE notification (opcode NOTIFY_REPLY); shaped like WriteIn.
+/// The kernel's answer to a RETRIEVE notification (opcode NOTIFY_REPLY); shaped like WriteIn.
 struct NotifyRetrieveIn {
   uint64_t dummy1;
   uint64_t offset;
@@ -616,8 +617,8 @@ struct BackingMap {
   uint64_t padding;
 };
 
-// /dev/fuse ioctls, magic 229: _IOR(229,0,u32), _IOW(229,1,BackingMap), _IOW(229,2,u32),
-// _IO(229,3).
+/// /dev/fuse ioctls, magic 229: _IOR(229,0,u32), _IOW(229,1,BackingMap), _IOW(229,2,u32),
+/// _IO(229,3).
 inline constexpr unsigned long kDevIocClone = 0x8004e500ul;
 inline constexpr unsigned long kDevIocBackingOpen = 0x4010e501ul;
 inline constexpr unsigned long kDevIocBackingClose = 0x4004e502ul;
@@ -644,7 +645,7 @@ struct CopyFileRangeIn {
   uint64_t flags;
 };
 
-// The reply to COPY_FILE_RANGE_64; plain COPY_FILE_RANGE answers with WriteOut.
+/// The reply to COPY_FILE_RANGE_64; plain COPY_FILE_RANGE answers with WriteOut.
 struct CopyFileRangeOut {
   uint64_t bytes_copied;
 };
@@ -660,7 +661,7 @@ struct SetupMappingIn {
   uint64_t moffset;
 };
 
-// Followed by `count` RemoveMappingOne records. 4 bytes: the only odd-sized argument struct.
+/// Followed by `count` RemoveMappingOne records. 4 bytes: the only odd-sized argument struct.
 struct RemoveMappingIn {
   uint32_t count;
 };
@@ -684,32 +685,33 @@ struct SecctxHeader {
   uint32_t nr_secctx;
 };
 
-// Shaped like SecctxHeader: a type of 0..31 means "security contexts, that many of them".
+/// Shaped like SecctxHeader: a type of 0..31 means "security contexts, that many of them".
 struct ExtHeader {
-  uint32_t size;  // of the whole extension, this header included; a multiple of 8
+  uint32_t size;  ///< of the whole extension, this header included; a multiple of 8
   uint32_t type;
 };
 
-// Followed by nr_groups u32 group ids.
+/// Followed by nr_groups u32 group ids.
 struct SuppGroups {
   uint32_t nr_groups;
 };
 
-// FUSE-over-io_uring (7.42).
+/// FUSE-over-io_uring (7.42).
 inline constexpr size_t kUringInOutHeaderSize = 128;
 inline constexpr size_t kUringOpInOutSize = 128;
 
 struct UringEntInOut {
   uint64_t flags;
-  uint64_t commit_id;  // the request's unique; echoed by COMMIT_AND_FETCH
+  uint64_t commit_id;  ///< the request's unique; echoed by COMMIT_AND_FETCH
   uint32_t payload_sz;
   uint32_t padding;
   uint64_t reserved;
 };
 
 struct UringReqHeader {
-  unsigned char in_out[kUringInOutHeaderSize];  // InHeader on the way in, OutHeader on the way out
-  unsigned char op_in[kUringOpInOutSize];       // the opcode's fixed argument struct
+  unsigned char
+      in_out[kUringInOutHeaderSize];       ///< InHeader on the way in, OutHeader on the way out
+  unsigned char op_in[kUringOpInOutSize];  ///< the opcode's fixed argument struct
   UringEntInOut ring_ent_in_out;
 };
 
@@ -719,7 +721,7 @@ enum class UringCmd : uint32_t {
   kCommitAndFetch = 2,
 };
 
-// Sits in the 80-byte command area of a 128-byte SQE.
+/// Sits in the 80-byte command area of a 128-byte SQE.
 struct UringCmdReq {
   uint64_t flags;
   uint64_t commit_id;
@@ -727,7 +729,7 @@ struct UringCmdReq {
   uint8_t padding[6];
 };
 
-// Layout pins. A failure here means a struct above no longer matches the kernel.
+/// Layout pins. A failure here means a struct above no longer matches the kernel.
 #define RINGFUSE_PIN(T, size) static_assert(sizeof(T) == (size), #T " size")
 #define RINGFUSE_AT(T, field, off) static_assert(offsetof(T, field) == (off), #T "." #field)
 RINGFUSE_PIN(Attr, 88);
