@@ -22,8 +22,5 @@
 /// \namespace ringfuse::wire
 /// The kernel's FUSE ABI: its structs, constants and flags, in the kernel's layout.
 
-/// \namespace ringfuse::wire::init_flag
-/// INIT flags as one 64-bit set.
-
 /// \namespace ringfuse::op
 /// The decoded arguments of each request, one struct per operation.
