@@ -17,9 +17,9 @@ namespace ringfuse {
 /// What the server would like. Flags the kernel does not offer are dropped, except those listed in
 /// `required_flags`, whose absence fails the negotiation with a message naming them.
 struct InitWishes {
+  /// INIT flags wished for (wire::init_flag).
   /// Not READDIRPLUS: the kernel does not fall back to READDIR when READDIRPLUS fails, so a
   /// handler that overrides Readdirplus adds kDoReaddirplus (and kReaddirplusAuto) itself.
-  /// INIT flags wished for (wire::init_flag).
   uint64_t flags = wire::init_flag::kAsyncRead | wire::init_flag::kBigWrites |
                    wire::init_flag::kMaxPages | wire::init_flag::kParallelDirops |
                    wire::init_flag::kAtomicOTrunc | wire::init_flag::kAsyncDio |
@@ -59,7 +59,7 @@ struct Negotiated {
 
 /// What Negotiate answers: the reply for the kernel and the record of the agreement.
 struct InitResult {
-  wire::InitOut reply;  ///< fuse_init_out, to send with InitOutSize() bytes
+  wire::InitOut reply;  ///< fuse_init_out; send its first InitOutSize() bytes
   Negotiated agreed;    ///< what both sides agreed on
 };
 

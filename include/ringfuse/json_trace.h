@@ -38,7 +38,7 @@
 #include "ringfuse/export.h"
 #include "ringfuse/observer.h"
 
-/// Declared outside the public region: the internals keep hidden visibility.
+// Declared outside the public region: the internals keep hidden visibility.
 namespace ringfuse {
 class JsonTraceWriterImpl;
 }  // namespace ringfuse

@@ -80,7 +80,7 @@ class Notifier : public NotifyReplySink {
   void OnNotifyReply(uint64_t notify_unique, const op::NotifyReply& reply) override;
 
  private:
-  struct State;  ///< the ring, the queue and its sender thread, RETRIEVE's waiters
+  struct State;  // the ring, the queue and its sender thread, RETRIEVE's waiters
 
   absl::Status CheckSupported(wire::NotifyCode code) const;
   absl::Status Answer(wire::NotifyCode code, int result, size_t expected) const;

@@ -103,7 +103,7 @@ class ReplyToken {
  private:
   ReplyChannel* channel_ = nullptr;
   ReplyTarget target_;
-  ReplyObserver* observer_ = nullptr;  ///< a tracer; null unless one is attached
+  ReplyObserver* observer_ = nullptr;  // a tracer; null unless one is attached
 
   void Deliver(int32_t error, std::span<const ConstBytes> body);
 };
@@ -327,8 +327,9 @@ class DirentPacker {
   /// Add for READDIRPLUS: the entry with its lookup; the inode number is entry.attr.ino.
   bool AddPlus(const wire::EntryOut& entry, uint64_t offset, uint32_t type, std::string_view name);
 
-  ConstBytes packed() const { return ConstBytes(buffer_.data(), used_); }  ///< what to send
-  size_t count() const { return count_; }                                  ///< entries packed
+  /// What is packed so far: what to send.
+  ConstBytes packed() const { return ConstBytes(buffer_.data(), used_); }
+  size_t count() const { return count_; }      ///< entries packed
   size_t skipped() const { return skipped_; }  ///< names skipped as refused
 
   /// Bytes a READDIR entry with a name of `name_length` takes, aligned.
@@ -371,7 +372,7 @@ class DirListingReply : public TypedReply {
   uint64_t NextCookie() const { return offset_ + packer_.count() + packer_.skipped() + 1; }
 
  private:
-  std::unique_ptr<std::byte[]> buffer_;  ///< not zero-filled: the packer writes what it sends
+  std::unique_ptr<std::byte[]> buffer_;  // not zero-filled: the packer writes what it sends
   DirentPacker packer_;
   uint64_t offset_;
 };

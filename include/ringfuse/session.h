@@ -18,7 +18,7 @@
 #include "ringfuse/observer.h"
 #include "ringfuse/transport_options.h"
 
-/// Declared outside the public region: the internals keep hidden visibility.
+// Declared outside the public region: the internals keep hidden visibility.
 namespace ringfuse {
 class SessionImpl;
 }  // namespace ringfuse
