@@ -1,4 +1,5 @@
-// Everything a filesystem built on ringfuse needs, in one include.
+/// \file
+/// Everything a filesystem built on ringfuse needs, in one include.
 #pragma once
 
 #include "ringfuse/handler.h"
@@ -14,3 +15,12 @@
 #include "ringfuse/transport_options.h"
 #include "ringfuse/version.h"
 #include "ringfuse/wire.h"
+
+/// \namespace ringfuse
+/// The library: sessions, handlers, replies, notifications, logging and tracing.
+
+/// \namespace ringfuse::wire
+/// The kernel's FUSE ABI: its structs, constants and flags, in the kernel's layout.
+
+/// \namespace ringfuse::op
+/// The decoded arguments of each request, one struct per operation.

@@ -1,6 +1,7 @@
-// A Session is one mounted FUSE filesystem being served: it owns the mount, the dispatcher, the
-// transport and the notifier; it answers INIT, serves until the connection ends, and joins every
-// thread it started.
+/// \file
+/// A Session is one mounted FUSE filesystem being served: it owns the mount, the dispatcher, the
+/// transport and the notifier; it answers INIT, serves until the connection ends, and joins every
+/// thread it started.
 #pragma once
 
 #include <cstdint>
@@ -26,51 +27,54 @@ RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
+/// Everything Session::Start needs besides the handler.
 struct SessionOptions {
-  MountOptions mount;
-  TransportKind transport = TransportKind::kAuto;
-  TransportOptions transport_options;
-  InitWishes init;
-  // For the kernel's INIT after mount(); with mount.sync_init, mount() itself waits for INIT.
+  MountOptions mount;                              ///< what to mount and how
+  TransportKind transport = TransportKind::kAuto;  ///< which transport serves
+  TransportOptions transport_options;              ///< and how it runs
+  InitWishes init;                                 ///< what to ask for at INIT
+  /// For the kernel's INIT after mount(); with mount.sync_init, mount() itself waits for INIT.
   absl::Duration init_timeout = absl::Seconds(10);
-  // Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
+  /// Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
   RequestObserver* observer = nullptr;
 };
 
+/// One mounted FUSE filesystem being served (see the file's description).
 class Session {
  public:
-  // Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
-  // With options.mount.sync_init, INIT is answered while mount() waits for it, so a refused INIT
-  // fails the mount and nothing is left mounted.
+  /// Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
+  /// With options.mount.sync_init, INIT is answered while mount() waits for it, so a refused INIT
+  /// fails the mount and nothing is left mounted.
   static absl::StatusOr<std::unique_ptr<Session>> Start(const SessionOptions& options,
                                                         Handler& handler);
-  // Stops (if still running) and joins.
+  /// Stops (if still running) and joins.
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Blocks until the connection ends: unmounted by anyone, aborted, or Stop(). Joins every
-  // transport thread. Any number of threads may wait at once.
+  /// Blocks until the connection ends: unmounted by anyone, aborted, or Stop(). Joins every
+  /// transport thread. Any number of threads may wait at once.
   void Wait();
-  // Ends the session: lazy unmount, then abort of the connection through fusectl so that no
-  // client can keep it alive. Returns at once; Wait() then returns promptly. Any thread.
+  /// Ends the session: lazy unmount, then abort of the connection through fusectl so that no
+  /// client can keep it alive. Returns at once; Wait() then returns promptly. Any thread.
   void Stop();
-  // After Wait: the connection ended while still mounted and not by Stop(), that is the kernel
-  // aborted it (a request unanswered past the request timeout, or an abort through fusectl).
+  /// After Wait: the connection ended while still mounted and not by Stop(), that is the kernel
+  /// aborted it (a request unanswered past the request timeout, or an abort through fusectl).
   bool aborted() const;
 
+  /// The transport that serves (never kAuto).
   TransportKind transport_kind() const;
-  // Which transport serves, why it was chosen, and what it costs; also logged at info level.
+  /// Which transport serves, why it was chosen, and what it costs; also logged at info level.
   const std::string& transport_choice() const;
-  // What INIT agreed with the kernel.
+  /// What INIT agreed with the kernel.
   const Negotiated& negotiated() const;
-  // The absolute, symlink-free path mounted on.
+  /// The absolute, symlink-free path mounted on.
   const std::string& mountpoint() const;
-  // The connection's id under /sys/fs/fuse/connections.
+  /// The connection's id under /sys/fs/fuse/connections.
   uint32_t connection_id() const;
-  // The connection's /dev/fuse fd, owned by the session.
+  /// The connection's /dev/fuse fd, owned by the session.
   int dev_fd() const;
-  // Sends notifications on this connection; see notifier.h for which way to use where.
+  /// Sends notifications on this connection; see notifier.h for which way to use where.
   Notifier& notifier();
 
  private:
@@ -79,8 +83,8 @@ class Session {
   std::unique_ptr<internal::SessionImpl> impl_;
 };
 
-// Ends connection `connection_id` (see Session::connection_id) by writing to
-// /sys/fs/fuse/connections/<id>/abort, mounting fusectl there first if needed. Needs root.
+/// Ends connection `connection_id` (see Session::connection_id) by writing to
+/// `/sys/fs/fuse/connections/<id>/abort`, mounting fusectl there first if needed. Needs root.
 absl::Status AbortConnection(uint32_t connection_id);
 
 }  // namespace ringfuse

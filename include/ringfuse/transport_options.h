@@ -1,5 +1,6 @@
-// Which transport carries requests between the kernel and the server, and how many workers it
-// runs. The session picks one after INIT.
+/// \file
+/// Which transport carries requests between the kernel and the server, and how many workers it
+/// runs. The session picks one after INIT.
 #pragma once
 
 #include <string_view>
@@ -11,20 +12,24 @@ RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
 
+/// The transports a session can run (docs/transports.md compares them).
 enum class TransportKind {
-  kAuto,      // uring-cmd when the kernel offers FUSE-over-io_uring at INIT, else uring
-  kThreads,   // blocking read/writev, one thread per cloned /dev/fuse fd
-  kUring,     // io_uring READ and WRITEV on /dev/fuse, one ring per worker
-  kUringCmd,  // the kernel's FUSE-over-io_uring (uring_cmd), one queue per possible CPU
+  kAuto,      ///< uring-cmd when the kernel offers FUSE-over-io_uring at INIT, else uring
+  kThreads,   ///< blocking read/writev, one thread per cloned /dev/fuse fd
+  kUring,     ///< io_uring READ and WRITEV on /dev/fuse, one ring per worker
+  kUringCmd,  ///< the kernel's FUSE-over-io_uring (uring_cmd), one queue per possible CPU
 };
 
+/// "auto", "threads", "uring" or "uring-cmd", as ringfused's `--transport` takes them.
 std::string_view TransportName(TransportKind kind);
+/// The kind TransportName names; InvalidArgument, listing the names, for any other.
 absl::StatusOr<TransportKind> ParseTransportKind(std::string_view name);
 
+/// How the chosen transport runs.
 struct TransportOptions {
-  int workers = 0;  // threads/uring: worker threads; 0 means one per online CPU
-  // uring: reads in flight per ring (default 1: more go through io-wq, see uring_transport.cc);
-  // uring-cmd: entries per queue (default 8). 0 means the transport's default.
+  int workers = 0;  ///< threads/uring: worker threads; 0 means one per online CPU
+  /// uring: reads in flight per ring (default 1: more go through io-wq, see uring_transport.cc);
+  /// uring-cmd: entries per queue (default 8). 0 means the transport's default.
   int queue_depth = 0;
 };
 

@@ -1,10 +1,11 @@
-// The FUSE kernel ABI (the wire format), protocol 7.45 (Linux 6.18), defined by ringfuse itself.
-//
-// Debian 12's <linux/fuse.h> stops at 7.38, so the project owns these definitions. Every struct is
-// plain data in the kernel's layout; sizes and field offsets are pinned by static_asserts below and
-// cross-checked against the system header by tests/protocol/abi_matches_system_header_test.cc.
-// Names are CamelCase so that this header can be included next to <linux/fuse.h>, whose macros and
-// enumerators would otherwise collide; fields keep the kernel's names.
+/// \file
+/// The FUSE kernel ABI (the wire format), protocol 7.45 (Linux 6.18), defined by ringfuse itself.
+///
+/// Debian 12's <linux/fuse.h> stops at 7.38, so the project owns these definitions. Every struct is
+/// plain data in the kernel's layout; sizes and field offsets are pinned by static_asserts below
+/// and cross-checked against the system header by tests/protocol/abi_matches_system_header_test.cc.
+/// Names are CamelCase so that this header can be included next to <linux/fuse.h>, whose macros and
+/// enumerators would otherwise collide; fields keep the kernel's names.
 #pragma once
 
 #include <cstddef>
@@ -16,715 +17,855 @@ RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse::wire {
 
+/// the protocol's major version, which every kernel speaks
 inline constexpr uint32_t kKernelMajor = 7;
-inline constexpr uint32_t kKernelMinor = 45;
-// The oldest kernel protocol ringfuse accepts (Linux 5.10 speaks 7.32; 7.31 adds nothing we need).
+inline constexpr uint32_t kKernelMinor = 45;  ///< the newest protocol minor ringfuse knows
+/// The oldest kernel protocol ringfuse accepts (Linux 5.10 speaks 7.32; 7.31 adds nothing we need).
 inline constexpr uint32_t kOldestSupportedMinor = 31;
-inline constexpr uint64_t kRootId = 1;
+inline constexpr uint64_t kRootId = 1;  ///< the root directory's node id
+/// the smallest buffer the kernel accepts for a read of /dev/fuse
 inline constexpr size_t kMinReadBuffer = 8192;
+/// set in the unique of a request the kernel sends again (NOTIFY_RESEND)
 inline constexpr uint64_t kUniqueResend = uint64_t{1} << 63;
-// INTERRUPT requests carry the interrupted request's unique with this bit set.
+/// INTERRUPT requests carry the interrupted request's unique with this bit set.
 inline constexpr uint64_t kInterruptUniqueBit = 1;
+/// the uid or gid of a request whose caller's id does not map into the mount
 inline constexpr uint32_t kInvalidUidGid = 0xffffffffu;
 
-// The kernel's own limits on names (fs/fuse/fuse_i.h FUSE_NAME_MAX, PATH_MAX, XATTR_NAME_MAX).
-inline constexpr size_t kNameMax = 1024;
+/// \name The kernel's limits on names
+/// The kernel's own limits on names (fs/fuse/fuse_i.h FUSE_NAME_MAX, PATH_MAX, XATTR_NAME_MAX).
+//@{
+inline constexpr size_t kNameMax = 1024;  ///< longest name in bytes (FUSE_NAME_MAX)
+/// longest symlink target in bytes (PATH_MAX less its NUL)
 inline constexpr size_t kSymlinkTargetMax = 4095;
+/// longest extended attribute name in bytes (XATTR_NAME_MAX)
 inline constexpr size_t kXattrNameMax = 255;
-// The VFS caps getxattr and listxattr buffers at XATTR_SIZE_MAX and XATTR_LIST_MAX (both 64 KiB),
-// so the kernel never asks a FUSE server for more.
+//@}
+/// The VFS caps getxattr and listxattr buffers at XATTR_SIZE_MAX and XATTR_LIST_MAX (both 64 KiB),
+/// so the kernel never asks a FUSE server for more.
 inline constexpr uint32_t kXattrSizeMax = 65536;
-// The most any connection can negotiate: max_pages is 16 bits, pages at most 64 KiB.
+/// The most any connection can negotiate: max_pages is 16 bits, pages at most 64 KiB.
 inline constexpr uint32_t kMaxReplyAnyConnection = 0xffffu * 65536u;
 
+/// fuse_attr: a node's attributes.
 struct Attr {
-  uint64_t ino;
-  uint64_t size;
-  uint64_t blocks;
-  uint64_t atime;
-  uint64_t mtime;
-  uint64_t ctime;
-  uint32_t atimensec;
-  uint32_t mtimensec;
-  uint32_t ctimensec;
-  uint32_t mode;
-  uint32_t nlink;
-  uint32_t uid;
-  uint32_t gid;
-  uint32_t rdev;
-  uint32_t blksize;
-  uint32_t flags;  // kAttr*
+  uint64_t ino;        ///< inode number
+  uint64_t size;       ///< size in bytes
+  uint64_t blocks;     ///< 512-byte blocks allocated
+  uint64_t atime;      ///< last access, seconds
+  uint64_t mtime;      ///< last modification, seconds
+  uint64_t ctime;      ///< last status change, seconds
+  uint32_t atimensec;  ///< nanoseconds of atime
+  uint32_t mtimensec;  ///< nanoseconds of mtime
+  uint32_t ctimensec;  ///< nanoseconds of ctime
+  uint32_t mode;       ///< file type and permissions
+  uint32_t nlink;      ///< hard links
+  uint32_t uid;        ///< owner
+  uint32_t gid;        ///< group
+  uint32_t rdev;       ///< device number, for device files
+  uint32_t blksize;    ///< preferred I/O block size
+  uint32_t flags;      ///< kAttr*
 };
 
+/// fuse_sx_time: a statx timestamp.
 struct SxTime {
-  int64_t tv_sec;
-  uint32_t tv_nsec;
-  int32_t reserved;
+  int64_t tv_sec;    ///< seconds
+  uint32_t tv_nsec;  ///< nanoseconds
+  int32_t reserved;  ///< unused
 };
 
+/// fuse_statx: struct statx as FUSE carries it.
 struct Statx {
-  uint32_t mask;
-  uint32_t blksize;
-  uint64_t attributes;
-  uint32_t nlink;
-  uint32_t uid;
-  uint32_t gid;
-  uint16_t mode;
-  uint16_t spare0[1];
-  uint64_t ino;
-  uint64_t size;
-  uint64_t blocks;
-  uint64_t attributes_mask;
-  SxTime atime;
-  SxTime btime;
-  SxTime ctime;
-  SxTime mtime;
-  uint32_t rdev_major;
-  uint32_t rdev_minor;
-  uint32_t dev_major;
-  uint32_t dev_minor;
-  uint64_t spare2[14];
+  uint32_t mask;             ///< which fields are filled (STATX_*)
+  uint32_t blksize;          ///< preferred I/O block size
+  uint64_t attributes;       ///< STATX_ATTR_* flags
+  uint32_t nlink;            ///< hard links
+  uint32_t uid;              ///< owner
+  uint32_t gid;              ///< group
+  uint16_t mode;             ///< file type and permissions
+  uint16_t spare0[1];        ///< unused
+  uint64_t ino;              ///< inode number
+  uint64_t size;             ///< size in bytes
+  uint64_t blocks;           ///< 512-byte blocks allocated
+  uint64_t attributes_mask;  ///< which attributes bits are supported
+  SxTime atime;              ///< last access
+  SxTime btime;              ///< creation
+  SxTime ctime;              ///< last status change
+  SxTime mtime;              ///< last modification
+  uint32_t rdev_major;       ///< device number's major, for device files
+  uint32_t rdev_minor;       ///< device number's minor
+  uint32_t dev_major;        ///< major of the device holding the file
+  uint32_t dev_minor;        ///< minor of the device holding the file
+  uint64_t spare2[14];       ///< unused
 };
 
+/// fuse_kstatfs: filesystem statistics, as statfs(2) reports them.
 struct Kstatfs {
-  uint64_t blocks;
-  uint64_t bfree;
-  uint64_t bavail;
-  uint64_t files;
-  uint64_t ffree;
-  uint32_t bsize;
-  uint32_t namelen;
-  uint32_t frsize;
-  uint32_t padding;
-  uint32_t spare[6];
+  uint64_t blocks;    ///< total blocks, in frsize units
+  uint64_t bfree;     ///< free blocks
+  uint64_t bavail;    ///< free blocks for unprivileged users
+  uint64_t files;     ///< total inodes
+  uint64_t ffree;     ///< free inodes
+  uint32_t bsize;     ///< block size
+  uint32_t namelen;   ///< longest name
+  uint32_t frsize;    ///< fragment size
+  uint32_t padding;   ///< unused
+  uint32_t spare[6];  ///< unused
 };
 
+/// fuse_file_lock: a POSIX lock range.
 struct FileLock {
-  uint64_t start;
-  uint64_t end;
-  uint32_t type;
-  uint32_t pid;
+  uint64_t start;  ///< first byte
+  uint64_t end;    ///< last byte (OFFSET_MAX: to the end)
+  uint32_t type;   ///< F_RDLCK, F_WRLCK or F_UNLCK
+  uint32_t pid;    ///< the lock holder's thread group id
 };
 
-// fuse_setattr_in.valid
-inline constexpr uint32_t kFattrMode = 1u << 0;
-inline constexpr uint32_t kFattrUid = 1u << 1;
-inline constexpr uint32_t kFattrGid = 1u << 2;
-inline constexpr uint32_t kFattrSize = 1u << 3;
-inline constexpr uint32_t kFattrAtime = 1u << 4;
-inline constexpr uint32_t kFattrMtime = 1u << 5;
-inline constexpr uint32_t kFattrFh = 1u << 6;
-inline constexpr uint32_t kFattrAtimeNow = 1u << 7;
-inline constexpr uint32_t kFattrMtimeNow = 1u << 8;
-inline constexpr uint32_t kFattrLockOwner = 1u << 9;
-inline constexpr uint32_t kFattrCtime = 1u << 10;
+/// \name fuse_setattr_in.valid
+//@{
+inline constexpr uint32_t kFattrMode = 1u << 0;       ///< mode is set
+inline constexpr uint32_t kFattrUid = 1u << 1;        ///< uid is set
+inline constexpr uint32_t kFattrGid = 1u << 2;        ///< gid is set
+inline constexpr uint32_t kFattrSize = 1u << 3;       ///< size is set
+inline constexpr uint32_t kFattrAtime = 1u << 4;      ///< atime is set
+inline constexpr uint32_t kFattrMtime = 1u << 5;      ///< mtime is set
+inline constexpr uint32_t kFattrFh = 1u << 6;         ///< fh names the open file
+inline constexpr uint32_t kFattrAtimeNow = 1u << 7;   ///< atime is set to the current time
+inline constexpr uint32_t kFattrMtimeNow = 1u << 8;   ///< mtime is set to the current time
+inline constexpr uint32_t kFattrLockOwner = 1u << 9;  ///< lock_owner is set
+inline constexpr uint32_t kFattrCtime = 1u << 10;     ///< ctime is set
+/// clear the set-user-ID and set-group-ID bits
 inline constexpr uint32_t kFattrKillSuidGid = 1u << 11;
+//@}
 
-// fuse_open_out.open_flags
-inline constexpr uint32_t kFopenDirectIo = 1u << 0;
-inline constexpr uint32_t kFopenKeepCache = 1u << 1;
-inline constexpr uint32_t kFopenNonSeekable = 1u << 2;
-inline constexpr uint32_t kFopenCacheDir = 1u << 3;
+/// \name fuse_open_out.open_flags
+//@{
+inline constexpr uint32_t kFopenDirectIo = 1u << 0;   ///< bypass the page cache for this open file
+inline constexpr uint32_t kFopenKeepCache = 1u << 1;  ///< keep the data cache on open
+inline constexpr uint32_t kFopenNonSeekable = 1u << 2;  ///< the file is not seekable
+inline constexpr uint32_t kFopenCacheDir = 1u << 3;     ///< allow caching this directory
+/// the file is stream-like: no file position at all
 inline constexpr uint32_t kFopenStream = 1u << 4;
-inline constexpr uint32_t kFopenNoFlush = 1u << 5;
+inline constexpr uint32_t kFopenNoFlush = 1u << 5;  ///< no FLUSH on close (unless writeback cache)
+/// allow concurrent direct writes on the same inode
 inline constexpr uint32_t kFopenParallelDirectWrites = 1u << 6;
+/// reads and writes go to the backing file (passthrough)
 inline constexpr uint32_t kFopenPassthrough = 1u << 7;
+//@}
 
-// INIT flags as one 64-bit set. Bits 32..63 travel in init_in/init_out.flags2 and only count when
-// kInitExt is set in the low word.
+/// INIT flags as one 64-bit set. Bits 32..63 travel in init_in/init_out.flags2 and only count when
+/// kInitExt is set in the low word.
 namespace init_flag {
-inline constexpr uint64_t kAsyncRead = 1ull << 0;
-inline constexpr uint64_t kPosixLocks = 1ull << 1;
+inline constexpr uint64_t kAsyncRead = 1ull << 0;   ///< asynchronous read requests
+inline constexpr uint64_t kPosixLocks = 1ull << 1;  ///< remote POSIX file locks
+/// file handle for fstat etc. (unused by the kernel)
 inline constexpr uint64_t kFileOps = 1ull << 2;
-inline constexpr uint64_t kAtomicOTrunc = 1ull << 3;
-inline constexpr uint64_t kExportSupport = 1ull << 4;
-inline constexpr uint64_t kBigWrites = 1ull << 5;
-inline constexpr uint64_t kDontMask = 1ull << 6;
-inline constexpr uint64_t kSpliceWrite = 1ull << 7;
-inline constexpr uint64_t kSpliceMove = 1ull << 8;
-inline constexpr uint64_t kSpliceRead = 1ull << 9;
-inline constexpr uint64_t kFlockLocks = 1ull << 10;
-inline constexpr uint64_t kHasIoctlDir = 1ull << 11;
+inline constexpr uint64_t kAtomicOTrunc = 1ull << 3;   ///< the server handles O_TRUNC in OPEN
+inline constexpr uint64_t kExportSupport = 1ull << 4;  ///< the server handles lookups of . and ..
+inline constexpr uint64_t kBigWrites = 1ull << 5;      ///< writes larger than 4 KiB
+inline constexpr uint64_t kDontMask = 1ull << 6;       ///< no umask applied to modes on create
+inline constexpr uint64_t kSpliceWrite = 1ull << 7;    ///< the kernel splices writes to the device
+inline constexpr uint64_t kSpliceMove = 1ull << 8;     ///< the kernel moves pages with splice
+inline constexpr uint64_t kSpliceRead = 1ull << 9;     ///< the kernel splices reads from the device
+inline constexpr uint64_t kFlockLocks = 1ull << 10;    ///< remote BSD (flock) locks
+inline constexpr uint64_t kHasIoctlDir = 1ull << 11;   ///< ioctl on directories
+/// cached pages invalidated when mtime changes
 inline constexpr uint64_t kAutoInvalData = 1ull << 12;
-inline constexpr uint64_t kDoReaddirplus = 1ull << 13;
-inline constexpr uint64_t kReaddirplusAuto = 1ull << 14;
-inline constexpr uint64_t kAsyncDio = 1ull << 15;
-inline constexpr uint64_t kWritebackCache = 1ull << 16;
+inline constexpr uint64_t kDoReaddirplus = 1ull << 13;  ///< READDIRPLUS (READDIR and LOOKUP in one)
+inline constexpr uint64_t kReaddirplusAuto = 1ull << 14;  ///< READDIRPLUS only when it pays
+inline constexpr uint64_t kAsyncDio = 1ull << 15;         ///< asynchronous direct I/O
+inline constexpr uint64_t kWritebackCache = 1ull << 16;   ///< writeback cache for buffered writes
+/// an OPEN answered ENOSYS means no OPEN needed
 inline constexpr uint64_t kNoOpenSupport = 1ull << 17;
+/// parallel lookups and readdirs in one directory
 inline constexpr uint64_t kParallelDirops = 1ull << 18;
+/// the server clears suid/sgid/caps on write, chown and truncate
 inline constexpr uint64_t kHandleKillpriv = 1ull << 19;
-inline constexpr uint64_t kPosixAcl = 1ull << 20;
+inline constexpr uint64_t kPosixAcl = 1ull << 20;  ///< the server supports POSIX ACLs
+/// reads after an abort fail with ECONNABORTED
 inline constexpr uint64_t kAbortError = 1ull << 21;
+/// init_out.max_pages holds the pages per request
 inline constexpr uint64_t kMaxPages = 1ull << 22;
-inline constexpr uint64_t kCacheSymlinks = 1ull << 23;
+inline constexpr uint64_t kCacheSymlinks = 1ull << 23;  ///< READLINK answers are cached
+/// an OPENDIR answered ENOSYS means no OPENDIR needed
 inline constexpr uint64_t kNoOpendirSupport = 1ull << 24;
+/// cached pages invalidated only on explicit request
 inline constexpr uint64_t kExplicitInvalData = 1ull << 25;
+/// init_out.map_alignment holds log2 of the DAX mapping alignment
 inline constexpr uint64_t kMapAlignment = 1ull << 26;
+/// the kernel auto-mounts submounts (kAttrSubmount)
 inline constexpr uint64_t kSubmounts = 1ull << 27;
+/// as kHandleKillpriv, the way the VFS does it (CAP_FSETID, group execute)
 inline constexpr uint64_t kHandleKillprivV2 = 1ull << 28;
-inline constexpr uint64_t kSetxattrExt = 1ull << 29;
-inline constexpr uint64_t kInitExt = 1ull << 30;
-inline constexpr uint64_t kInitReserved = 1ull << 31;
+inline constexpr uint64_t kSetxattrExt = 1ull << 29;   ///< the extended fuse_setxattr_in
+inline constexpr uint64_t kInitExt = 1ull << 30;       ///< flags2 is valid: bits 32..63 count
+inline constexpr uint64_t kInitReserved = 1ull << 31;  ///< reserved, never set
+/// security contexts with create, mkdir, symlink and mknod
 inline constexpr uint64_t kSecurityCtx = 1ull << 32;
-inline constexpr uint64_t kHasInodeDax = 1ull << 33;
+inline constexpr uint64_t kHasInodeDax = 1ull << 33;  ///< DAX per inode
+/// a supplementary group with create, mkdir, symlink and mknod
 inline constexpr uint64_t kCreateSuppGroup = 1ull << 34;
+/// INVAL_ENTRY may expire only (kExpireOnly)
 inline constexpr uint64_t kHasExpireOnly = 1ull << 35;
-inline constexpr uint64_t kDirectIoAllowMmap = 1ull << 36;
+inline constexpr uint64_t kDirectIoAllowMmap = 1ull << 36;  ///< shared mmap with FOPEN_DIRECT_IO
+/// passthrough of reads and writes to backing files
 inline constexpr uint64_t kPassthrough = 1ull << 37;
-inline constexpr uint64_t kNoExportSupport = 1ull << 38;
+inline constexpr uint64_t kNoExportSupport = 1ull << 38;  ///< export support explicitly off
+/// NOTIFY_RESEND, with kUniqueResend in resent requests
 inline constexpr uint64_t kHasResend = 1ull << 39;
-inline constexpr uint64_t kAllowIdmap = 1ull << 40;
-inline constexpr uint64_t kOverIoUring = 1ull << 41;
+inline constexpr uint64_t kAllowIdmap = 1ull << 40;   ///< idmapped mounts allowed
+inline constexpr uint64_t kOverIoUring = 1ull << 41;  ///< FUSE-over-io_uring
+/// init_out.request_timeout holds a timeout in seconds
 inline constexpr uint64_t kRequestTimeout = 1ull << 42;
 }  // namespace init_flag
 
-inline constexpr uint32_t kCuseUnrestrictedIoctl = 1u << 0;
+inline constexpr uint32_t kCuseUnrestrictedIoctl = 1u << 0;  ///< CUSE INIT: unrestricted ioctls
+/// fuse_release_in.release_flags: flush before release
 inline constexpr uint32_t kReleaseFlush = 1u << 0;
+/// fuse_release_in.release_flags: drop the file's flock locks
 inline constexpr uint32_t kReleaseFlockUnlock = 1u << 1;
-inline constexpr uint32_t kGetattrFh = 1u << 0;
+inline constexpr uint32_t kGetattrFh = 1u << 0;  ///< fuse_getattr_in.getattr_flags: fh is valid
+/// fuse_lk_in.lk_flags: a BSD (flock) lock, not POSIX
 inline constexpr uint32_t kLkFlock = 1u << 0;
+/// fuse_write_in.write_flags: a delayed write from the page cache; fh is guessed
 inline constexpr uint32_t kWriteCache = 1u << 0;
+/// fuse_write_in.write_flags: lock_owner is valid
 inline constexpr uint32_t kWriteLockOwner = 1u << 1;
+/// fuse_write_in.write_flags: clear the suid and sgid bits
 inline constexpr uint32_t kWriteKillSuidGid = 1u << 2;
+/// fuse_read_in.read_flags: lock_owner is valid
 inline constexpr uint32_t kReadLockOwner = 1u << 1;
+/// fuse_ioctl_in.flags: a 32-bit compat ioctl on a 64-bit machine
 inline constexpr uint32_t kIoctlCompat = 1u << 0;
+/// fuse_ioctl_in.flags: not restricted to well-formed ioctls; retry allowed
 inline constexpr uint32_t kIoctlUnrestricted = 1u << 1;
-inline constexpr uint32_t kIoctlRetry = 1u << 2;
-inline constexpr uint32_t kIoctl32Bit = 1u << 3;
-inline constexpr uint32_t kIoctlDir = 1u << 4;
+inline constexpr uint32_t kIoctlRetry = 1u << 2;  ///< fuse_ioctl_out.flags: retry with new iovecs
+inline constexpr uint32_t kIoctl32Bit = 1u << 3;  ///< fuse_ioctl_in.flags: a 32-bit ioctl
+inline constexpr uint32_t kIoctlDir = 1u << 4;    ///< fuse_ioctl_in.flags: on a directory
+/// fuse_ioctl_in.flags: an x32 compat ioctl on a 64-bit machine
 inline constexpr uint32_t kIoctlCompatX32 = 1u << 5;
-inline constexpr uint32_t kIoctlMaxIov = 256;
+inline constexpr uint32_t kIoctlMaxIov = 256;  ///< most in and out iovecs of one ioctl retry
+/// fuse_poll_in.flags: the kernel wants a POLL notification later
 inline constexpr uint32_t kPollScheduleNotify = 1u << 0;
+/// fuse_fsync_in.fsync_flags: data only, not metadata
 inline constexpr uint32_t kFsyncFdatasync = 1u << 0;
+/// fuse_attr.flags: the node is a submount's root
 inline constexpr uint32_t kAttrSubmount = 1u << 0;
+/// fuse_attr.flags: DAX for this file in per-inode DAX mode
 inline constexpr uint32_t kAttrDax = 1u << 1;
+/// fuse_open_in.open_flags: clear suid and sgid if executable
 inline constexpr uint32_t kOpenKillSuidGid = 1u << 0;
+/// fuse_setxattr_in.setxattr_flags: clear sgid when system.posix_acl_access is set
 inline constexpr uint32_t kSetxattrAclKillSgid = 1u << 0;
-inline constexpr uint32_t kExpireOnly = 1u << 0;  // fuse_notify_inval_entry_out.flags
+inline constexpr uint32_t kExpireOnly = 1u << 0;  ///< fuse_notify_inval_entry_out.flags
 
-// Request extension types (fuse_ext_header.type); 0..31 are security-context headers.
+/// \name Request extension types
+/// Request extension types (fuse_ext_header.type); 0..31 are security-context headers.
+//@{
+/// the largest type that is a count of security contexts
 inline constexpr uint32_t kMaxNrSecctx = 31;
-inline constexpr uint32_t kExtGroups = 32;
+inline constexpr uint32_t kExtGroups = 32;  ///< supplementary groups (SuppGroups)
+//@}
 
+/// fuse_notify_code: the notifications a server sends (OutHeader.error).
 enum class NotifyCode : int32_t {
-  kPoll = 1,
-  kInvalInode = 2,
-  kInvalEntry = 3,
-  kStore = 4,
-  kRetrieve = 5,
-  kDelete = 6,
-  kResend = 7,
-  kIncEpoch = 8,
-  kPrune = 9,
+  kPoll = 1,        ///< wake pollers (POLL)
+  kInvalInode = 2,  ///< invalidate an inode's attributes or pages
+  kInvalEntry = 3,  ///< invalidate a name in a directory
+  kStore = 4,       ///< put data into the page cache
+  kRetrieve = 5,    ///< ask for data from the page cache
+  kDelete = 6,      ///< a name was deleted
+  kResend = 7,      ///< resend pending requests
+  kIncEpoch = 8,    ///< mark every cached dentry stale
+  kPrune = 9,       ///< drop unused dentries of some inodes
 };
 
+/// fuse_entry_out: a lookup's answer.
 struct EntryOut {
-  uint64_t nodeid;
-  uint64_t generation;
-  uint64_t entry_valid;
-  uint64_t attr_valid;
-  uint32_t entry_valid_nsec;
-  uint32_t attr_valid_nsec;
-  Attr attr;
+  uint64_t nodeid;            ///< node id; 0 for a negative entry
+  uint64_t generation;        ///< node id's generation
+  uint64_t entry_valid;       ///< name cache timeout, seconds
+  uint64_t attr_valid;        ///< attribute cache timeout, seconds
+  uint32_t entry_valid_nsec;  ///< nanoseconds of entry_valid
+  uint32_t attr_valid_nsec;   ///< nanoseconds of attr_valid
+  Attr attr;                  ///< the node's attributes
 };
 
+/// fuse_forget_in: FORGET's argument.
 struct ForgetIn {
-  uint64_t nlookup;
+  uint64_t nlookup;  ///< lookups to drop
 };
 
+/// fuse_forget_one: one node of BATCH_FORGET.
 struct ForgetOne {
-  uint64_t nodeid;
-  uint64_t nlookup;
+  uint64_t nodeid;   ///< node id
+  uint64_t nlookup;  ///< lookups to drop
 };
 
+/// fuse_batch_forget_in: BATCH_FORGET's argument, followed by `count` ForgetOne.
 struct BatchForgetIn {
-  uint32_t count;
-  uint32_t dummy;
+  uint32_t count;  ///< ForgetOne records that follow
+  uint32_t dummy;  ///< unused
 };
 
+/// fuse_getattr_in: GETATTR's argument.
 struct GetattrIn {
-  uint32_t getattr_flags;
-  uint32_t dummy;
-  uint64_t fh;
+  uint32_t getattr_flags;  ///< kGetattrFh
+  uint32_t dummy;          ///< unused
+  uint64_t fh;             ///< open file, with kGetattrFh
 };
 
+/// fuse_attr_out: GETATTR's and SETATTR's answer.
 struct AttrOut {
-  uint64_t attr_valid;
-  uint32_t attr_valid_nsec;
-  uint32_t dummy;
-  Attr attr;
+  uint64_t attr_valid;       ///< attribute cache timeout, seconds
+  uint32_t attr_valid_nsec;  ///< nanoseconds of attr_valid
+  uint32_t dummy;            ///< unused
+  Attr attr;                 ///< the attributes
 };
 
+/// fuse_statx_in: STATX's argument.
 struct StatxIn {
-  uint32_t getattr_flags;
-  uint32_t reserved;
-  uint64_t fh;
-  uint32_t sx_flags;
-  uint32_t sx_mask;
+  uint32_t getattr_flags;  ///< kGetattrFh
+  uint32_t reserved;       ///< unused
+  uint64_t fh;             ///< open file, with kGetattrFh
+  uint32_t sx_flags;       ///< statx(2) flags (AT_STATX_*)
+  uint32_t sx_mask;        ///< fields asked for (STATX_*)
 };
 
+/// fuse_statx_out: STATX's answer.
 struct StatxOut {
-  uint64_t attr_valid;
-  uint32_t attr_valid_nsec;
-  uint32_t flags;
-  uint64_t spare[2];
-  Statx stat;
+  uint64_t attr_valid;       ///< cache timeout, seconds
+  uint32_t attr_valid_nsec;  ///< nanoseconds of attr_valid
+  uint32_t flags;            ///< unused
+  uint64_t spare[2];         ///< unused
+  Statx stat;                ///< the result
 };
 
+/// fuse_mknod_in: MKNOD's argument, followed by the name.
 struct MknodIn {
-  uint32_t mode;
-  uint32_t rdev;
-  uint32_t umask;
-  uint32_t padding;
+  uint32_t mode;     ///< file type and permissions
+  uint32_t rdev;     ///< device number
+  uint32_t umask;    ///< the caller's umask
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_mkdir_in: MKDIR's argument, followed by the name.
 struct MkdirIn {
-  uint32_t mode;
-  uint32_t umask;
+  uint32_t mode;   ///< permissions
+  uint32_t umask;  ///< the caller's umask
 };
 
+/// fuse_rename_in: RENAME's argument, followed by the two names.
 struct RenameIn {
-  uint64_t newdir;
+  uint64_t newdir;  ///< node id of the target directory
 };
 
+/// fuse_rename2_in: RENAME2's argument, followed by the two names.
 struct Rename2In {
-  uint64_t newdir;
-  uint32_t flags;
-  uint32_t padding;
+  uint64_t newdir;   ///< node id of the target directory
+  uint32_t flags;    ///< RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_link_in: LINK's argument, followed by the new name.
 struct LinkIn {
-  uint64_t oldnodeid;
+  uint64_t oldnodeid;  ///< node id of the existing file
 };
 
+/// fuse_setattr_in: SETATTR's argument.
 struct SetattrIn {
-  uint32_t valid;
-  uint32_t padding;
-  uint64_t fh;
-  uint64_t size;
-  uint64_t lock_owner;
-  uint64_t atime;
-  uint64_t mtime;
-  uint64_t ctime;
-  uint32_t atimensec;
-  uint32_t mtimensec;
-  uint32_t ctimensec;
-  uint32_t mode;
-  uint32_t unused4;
-  uint32_t uid;
-  uint32_t gid;
-  uint32_t unused5;
+  uint32_t valid;       ///< which fields are set (kFattr*)
+  uint32_t padding;     ///< unused
+  uint64_t fh;          ///< open file, with kFattrFh
+  uint64_t size;        ///< new size
+  uint64_t lock_owner;  ///< lock owner, with kFattrLockOwner
+  uint64_t atime;       ///< access time, seconds
+  uint64_t mtime;       ///< modification time, seconds
+  uint64_t ctime;       ///< status change time, seconds
+  uint32_t atimensec;   ///< nanoseconds of atime
+  uint32_t mtimensec;   ///< nanoseconds of mtime
+  uint32_t ctimensec;   ///< nanoseconds of ctime
+  uint32_t mode;        ///< new permissions
+  uint32_t unused4;     ///< unused
+  uint32_t uid;         ///< new owner
+  uint32_t gid;         ///< new group
+  uint32_t unused5;     ///< unused
 };
 
+/// fuse_open_in: OPEN's and OPENDIR's argument.
 struct OpenIn {
-  uint32_t flags;
-  uint32_t open_flags;
+  uint32_t flags;       ///< open(2) flags
+  uint32_t open_flags;  ///< kOpenKillSuidGid
 };
 
+/// fuse_create_in: CREATE's argument, followed by the name.
 struct CreateIn {
-  uint32_t flags;
-  uint32_t mode;
-  uint32_t umask;
-  uint32_t open_flags;
+  uint32_t flags;       ///< open(2) flags
+  uint32_t mode;        ///< file type and permissions
+  uint32_t umask;       ///< the caller's umask
+  uint32_t open_flags;  ///< kOpenKillSuidGid
 };
 
+/// fuse_open_out: OPEN's, OPENDIR's and CREATE's answer.
 struct OpenOut {
-  uint64_t fh;
-  uint32_t open_flags;
-  int32_t backing_id;
+  uint64_t fh;          ///< file handle later requests carry
+  uint32_t open_flags;  ///< kFopen* flags
+  int32_t backing_id;   ///< backing file id, with kFopenPassthrough
 };
 
+/// fuse_release_in: RELEASE's and RELEASEDIR's argument.
 struct ReleaseIn {
-  uint64_t fh;
-  uint32_t flags;
-  uint32_t release_flags;
-  uint64_t lock_owner;
+  uint64_t fh;             ///< open file
+  uint32_t flags;          ///< open(2) flags
+  uint32_t release_flags;  ///< kReleaseFlush, kReleaseFlockUnlock
+  uint64_t lock_owner;     ///< lock owner
 };
 
+/// fuse_flush_in: FLUSH's argument.
 struct FlushIn {
-  uint64_t fh;
-  uint32_t unused;
-  uint32_t padding;
-  uint64_t lock_owner;
+  uint64_t fh;          ///< open file
+  uint32_t unused;      ///< unused
+  uint32_t padding;     ///< unused
+  uint64_t lock_owner;  ///< lock owner of the closing caller
 };
 
+/// fuse_read_in: READ's, READDIR's and READDIRPLUS's argument.
 struct ReadIn {
-  uint64_t fh;
-  uint64_t offset;
-  uint32_t size;
-  uint32_t read_flags;
-  uint64_t lock_owner;
-  uint32_t flags;
-  uint32_t padding;
+  uint64_t fh;          ///< open file or directory
+  uint64_t offset;      ///< where to read from
+  uint32_t size;        ///< bytes asked for
+  uint32_t read_flags;  ///< kReadLockOwner
+  uint64_t lock_owner;  ///< lock owner, with kReadLockOwner
+  uint32_t flags;       ///< open(2) flags
+  uint32_t padding;     ///< unused
 };
 
+/// fuse_write_in: WRITE's argument, followed by the data.
 struct WriteIn {
-  uint64_t fh;
-  uint64_t offset;
-  uint32_t size;
-  uint32_t write_flags;
-  uint64_t lock_owner;
-  uint32_t flags;
-  uint32_t padding;
+  uint64_t fh;           ///< open file
+  uint64_t offset;       ///< where to write
+  uint32_t size;         ///< bytes to write
+  uint32_t write_flags;  ///< kWriteCache, kWriteLockOwner, kWriteKillSuidGid
+  uint64_t lock_owner;   ///< lock owner, with kWriteLockOwner
+  uint32_t flags;        ///< open(2) flags
+  uint32_t padding;      ///< unused
 };
 
+/// fuse_write_out: WRITE's and COPY_FILE_RANGE's answer.
 struct WriteOut {
-  uint32_t size;
-  uint32_t padding;
+  uint32_t size;     ///< bytes written
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_statfs_out: STATFS's answer.
 struct StatfsOut {
-  Kstatfs st;
+  Kstatfs st;  ///< the statistics
 };
 
+/// fuse_fsync_in: FSYNC's and FSYNCDIR's argument.
 struct FsyncIn {
-  uint64_t fh;
-  uint32_t fsync_flags;
-  uint32_t padding;
+  uint64_t fh;           ///< open file
+  uint32_t fsync_flags;  ///< kFsyncFdatasync
+  uint32_t padding;      ///< unused
 };
 
-// Kernels send only the first 8 bytes unless FUSE_SETXATTR_EXT was agreed at INIT.
+/// Kernels send only the first 8 bytes unless FUSE_SETXATTR_EXT was agreed at INIT.
 inline constexpr size_t kCompatSetxattrInSize = 8;
 
+/// fuse_setxattr_in: SETXATTR's argument, followed by the name and the value.
 struct SetxattrIn {
-  uint32_t size;
-  uint32_t flags;
-  uint32_t setxattr_flags;
-  uint32_t padding;
+  uint32_t size;            ///< bytes of the value
+  uint32_t flags;           ///< XATTR_CREATE, XATTR_REPLACE
+  uint32_t setxattr_flags;  ///< kSetxattrAclKillSgid (with kSetxattrExt)
+  uint32_t padding;         ///< unused
 };
 
+/// fuse_getxattr_in: GETXATTR's and LISTXATTR's argument.
 struct GetxattrIn {
-  uint32_t size;
-  uint32_t padding;
+  uint32_t size;     ///< buffer size; 0 asks for the size needed
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_getxattr_out: the size GETXATTR or LISTXATTR needs.
 struct GetxattrOut {
-  uint32_t size;
-  uint32_t padding;
+  uint32_t size;     ///< bytes needed
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_lk_in: GETLK's, SETLK's and SETLKW's argument.
 struct LkIn {
-  uint64_t fh;
-  uint64_t owner;
-  FileLock lk;
-  uint32_t lk_flags;
-  uint32_t padding;
+  uint64_t fh;        ///< open file
+  uint64_t owner;     ///< lock owner
+  FileLock lk;        ///< the lock
+  uint32_t lk_flags;  ///< kLkFlock
+  uint32_t padding;   ///< unused
 };
 
+/// fuse_lk_out: GETLK's answer.
 struct LkOut {
-  FileLock lk;
+  FileLock lk;  ///< the conflicting lock, or F_UNLCK
 };
 
+/// fuse_access_in: ACCESS's argument.
 struct AccessIn {
-  uint32_t mask;
-  uint32_t padding;
+  uint32_t mask;     ///< R_OK, W_OK, X_OK or F_OK
+  uint32_t padding;  ///< unused
 };
 
-// Kernels before 7.36 send only the first 16 bytes (no flags2).
+/// Kernels before 7.36 send only the first 16 bytes (no flags2).
 inline constexpr size_t kCompatInitInSize = 16;
 
+/// fuse_init_in: the kernel's INIT offer.
 struct InitIn {
-  uint32_t major;
-  uint32_t minor;
-  uint32_t max_readahead;
-  uint32_t flags;
-  uint32_t flags2;
-  uint32_t unused[11];
+  uint32_t major;          ///< protocol major
+  uint32_t minor;          ///< protocol minor
+  uint32_t max_readahead;  ///< largest readahead, bytes
+  uint32_t flags;          ///< INIT flags, low 32 bits
+  uint32_t flags2;         ///< INIT flags, high 32 bits (with kInitExt)
+  uint32_t unused[11];     ///< unused
 };
 
+/// fuse_init_out: the server's INIT answer.
 struct InitOut {
-  uint32_t major;
-  uint32_t minor;
-  uint32_t max_readahead;
-  uint32_t flags;
-  uint16_t max_background;
-  uint16_t congestion_threshold;
-  uint32_t max_write;
-  uint32_t time_gran;
-  uint16_t max_pages;
-  uint16_t map_alignment;
-  uint32_t flags2;
-  uint32_t max_stack_depth;
-  uint16_t request_timeout;
-  uint16_t unused[11];
+  uint32_t major;                 ///< protocol major
+  uint32_t minor;                 ///< protocol minor
+  uint32_t max_readahead;         ///< largest readahead, bytes
+  uint32_t flags;                 ///< INIT flags, low 32 bits
+  uint16_t max_background;        ///< background requests at most
+  uint16_t congestion_threshold;  ///< background requests that mark the connection congested
+  uint32_t max_write;             ///< largest WRITE, bytes
+  uint32_t time_gran;             ///< timestamp granularity, nanoseconds
+  uint16_t max_pages;             ///< pages per request, with kMaxPages
+  uint16_t map_alignment;         ///< log2 of the DAX mapping alignment, with kMapAlignment
+  uint32_t flags2;                ///< INIT flags, high 32 bits
+  uint32_t max_stack_depth;       ///< passthrough stacking depth, with kPassthrough
+  uint16_t request_timeout;       ///< request timeout in seconds, with kRequestTimeout
+  uint16_t unused[11];            ///< unused
 };
 
+/// cuse_init_in: CUSE's INIT offer.
 struct CuseInitIn {
-  uint32_t major;
-  uint32_t minor;
-  uint32_t unused;
-  uint32_t flags;
+  uint32_t major;   ///< protocol major
+  uint32_t minor;   ///< protocol minor
+  uint32_t unused;  ///< unused
+  uint32_t flags;   ///< CUSE INIT flags
 };
 
+/// cuse_init_out: CUSE's INIT answer.
 struct CuseInitOut {
-  uint32_t major;
-  uint32_t minor;
-  uint32_t unused;
-  uint32_t flags;
-  uint32_t max_read;
-  uint32_t max_write;
-  uint32_t dev_major;
-  uint32_t dev_minor;
-  uint32_t spare[10];
+  uint32_t major;      ///< protocol major
+  uint32_t minor;      ///< protocol minor
+  uint32_t unused;     ///< unused
+  uint32_t flags;      ///< CUSE INIT flags
+  uint32_t max_read;   ///< largest read, bytes
+  uint32_t max_write;  ///< largest write, bytes
+  uint32_t dev_major;  ///< character device's major
+  uint32_t dev_minor;  ///< character device's minor
+  uint32_t spare[10];  ///< unused
 };
 
+/// fuse_interrupt_in: INTERRUPT's argument.
 struct InterruptIn {
-  uint64_t unique;
+  uint64_t unique;  ///< unique of the request to interrupt
 };
 
+/// fuse_bmap_in: BMAP's argument.
 struct BmapIn {
-  uint64_t block;
-  uint32_t blocksize;
-  uint32_t padding;
+  uint64_t block;      ///< block within the file
+  uint32_t blocksize;  ///< block size
+  uint32_t padding;    ///< unused
 };
 
+/// fuse_bmap_out: BMAP's answer.
 struct BmapOut {
-  uint64_t block;
+  uint64_t block;  ///< block on the device
 };
 
+/// fuse_ioctl_in: IOCTL's argument, followed by in_size bytes of input.
 struct IoctlIn {
-  uint64_t fh;
-  uint32_t flags;
-  uint32_t cmd;
-  uint64_t arg;
-  uint32_t in_size;
-  uint32_t out_size;
+  uint64_t fh;        ///< open file
+  uint32_t flags;     ///< kIoctl* flags
+  uint32_t cmd;       ///< the ioctl command
+  uint64_t arg;       ///< the ioctl's argument (a user address)
+  uint32_t in_size;   ///< bytes of input that follow
+  uint32_t out_size;  ///< bytes of output room
 };
 
+/// fuse_ioctl_iovec: a user buffer for an unrestricted ioctl retry.
 struct IoctlIovec {
-  uint64_t base;
-  uint64_t len;
+  uint64_t base;  ///< address
+  uint64_t len;   ///< length
 };
 
+/// fuse_ioctl_out: IOCTL's answer, followed by the output or the retry's iovecs.
 struct IoctlOut {
-  int32_t result;
-  uint32_t flags;
-  uint32_t in_iovs;
-  uint32_t out_iovs;
+  int32_t result;     ///< the ioctl's return value
+  uint32_t flags;     ///< kIoctlRetry
+  uint32_t in_iovs;   ///< input iovecs, with kIoctlRetry
+  uint32_t out_iovs;  ///< output iovecs, with kIoctlRetry
 };
 
+/// fuse_poll_in: POLL's argument.
 struct PollIn {
-  uint64_t fh;
-  uint64_t kh;
-  uint32_t flags;
-  uint32_t events;
+  uint64_t fh;      ///< open file
+  uint64_t kh;      ///< kernel handle for a later POLL notification
+  uint32_t flags;   ///< kPollScheduleNotify
+  uint32_t events;  ///< poll events asked for
 };
 
+/// fuse_poll_out: POLL's answer.
 struct PollOut {
-  uint32_t revents;
-  uint32_t padding;
+  uint32_t revents;  ///< ready events
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_notify_poll_wakeup_out: the POLL notification.
 struct NotifyPollWakeupOut {
-  uint64_t kh;
+  uint64_t kh;  ///< kernel handle from PollIn
 };
 
+/// fuse_fallocate_in: FALLOCATE's argument.
 struct FallocateIn {
-  uint64_t fh;
-  uint64_t offset;
-  uint64_t length;
-  uint32_t mode;
-  uint32_t padding;
+  uint64_t fh;       ///< open file
+  uint64_t offset;   ///< start of the range
+  uint64_t length;   ///< length of the range
+  uint32_t mode;     ///< fallocate(2) mode
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_in_header: the head of every request.
 struct InHeader {
-  uint32_t len;
-  uint32_t opcode;
-  uint64_t unique;
-  uint64_t nodeid;
-  uint32_t uid;
-  uint32_t gid;
-  uint32_t pid;
-  uint16_t total_extlen;  // request extensions, in 8-byte units (7.38; padding before)
-  uint16_t padding;
+  uint32_t len;           ///< whole request, bytes
+  uint32_t opcode;        ///< the operation
+  uint64_t unique;        ///< request id, echoed in the reply
+  uint64_t nodeid;        ///< node the request is about
+  uint32_t uid;           ///< caller's filesystem uid
+  uint32_t gid;           ///< caller's filesystem gid
+  uint32_t pid;           ///< caller's thread group id
+  uint16_t total_extlen;  ///< request extensions, in 8-byte units (7.38; padding before)
+  uint16_t padding;       ///< unused
 };
 
+/// fuse_out_header: the head of every reply and notification.
 struct OutHeader {
-  uint32_t len;
-  int32_t error;
-  uint64_t unique;
+  uint32_t len;     ///< whole message, bytes
+  int32_t error;    ///< 0 or a negative errno; a notification's code
+  uint64_t unique;  ///< the request's id; 0 for a notification
 };
 
-// A directory entry is this header, then namelen bytes of name, padded to 8 bytes.
+/// A directory entry is this header, then namelen bytes of name, padded to 8 bytes.
 struct Dirent {
-  uint64_t ino;
-  uint64_t off;
-  uint32_t namelen;
-  uint32_t type;
+  uint64_t ino;      ///< inode number
+  uint64_t off;      ///< cookie of the next entry
+  uint32_t namelen;  ///< bytes of the name
+  uint32_t type;     ///< d_type (DT_REG, ...)
 };
 
+/// fuse_direntplus: a READDIRPLUS entry: the lookup, then the entry.
 struct DirentPlus {
-  EntryOut entry_out;
-  Dirent dirent;
+  EntryOut entry_out;  ///< the lookup's answer
+  Dirent dirent;       ///< the directory entry
 };
 
-inline constexpr size_t kDirentAlignment = 8;
+inline constexpr size_t kDirentAlignment = 8;  ///< directory entries are padded to this many bytes
 
+/// fuse_notify_inval_inode_out: INVAL_INODE's payload.
 struct NotifyInvalInodeOut {
-  uint64_t ino;
-  int64_t off;
-  int64_t len;
+  uint64_t ino;  ///< node id
+  int64_t off;   ///< first byte to drop; negative: attributes only
+  int64_t len;   ///< bytes to drop; 0 or less: to the end
 };
 
+/// fuse_notify_inval_entry_out: INVAL_ENTRY's payload, followed by the name.
 struct NotifyInvalEntryOut {
-  uint64_t parent;
-  uint32_t namelen;
-  uint32_t flags;
+  uint64_t parent;   ///< directory node id
+  uint32_t namelen;  ///< bytes of the name
+  uint32_t flags;    ///< kExpireOnly
 };
 
+/// fuse_notify_delete_out: DELETE's payload, followed by the name.
 struct NotifyDeleteOut {
-  uint64_t parent;
-  uint64_t child;
-  uint32_t namelen;
-  uint32_t padding;
+  uint64_t parent;   ///< directory node id
+  uint64_t child;    ///< node id of the deleted entry
+  uint32_t namelen;  ///< bytes of the name
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_notify_store_out: STORE's payload, followed by the data.
 struct NotifyStoreOut {
-  uint64_t nodeid;
-  uint64_t offset;
-  uint32_t size;
-  uint32_t padding;
+  uint64_t nodeid;   ///< node id
+  uint64_t offset;   ///< where the data goes
+  uint32_t size;     ///< bytes of data
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_notify_retrieve_out: RETRIEVE's payload.
 struct NotifyRetrieveOut {
-  uint64_t notify_unique;
-  uint64_t nodeid;
-  uint64_t offset;
-  uint32_t size;
-  uint32_t padding;
+  uint64_t notify_unique;  ///< unique the NOTIFY_REPLY will carry
+  uint64_t nodeid;         ///< node id
+  uint64_t offset;         ///< first byte asked for
+  uint32_t size;           ///< bytes asked for
+  uint32_t padding;        ///< unused
 };
 
-// The kernel's answer to a RETRIEVE notification (opcode NOTIFY_REPLY); shaped like WriteIn.
+/// The kernel's answer to a RETRIEVE notification (opcode NOTIFY_REPLY); shaped like WriteIn.
 struct NotifyRetrieveIn {
-  uint64_t dummy1;
-  uint64_t offset;
-  uint32_t size;
-  uint32_t dummy2;
-  uint64_t dummy3;
-  uint64_t dummy4;
+  uint64_t dummy1;  ///< unused
+  uint64_t offset;  ///< where the data starts
+  uint32_t size;    ///< bytes that follow
+  uint32_t dummy2;  ///< unused
+  uint64_t dummy3;  ///< unused
+  uint64_t dummy4;  ///< unused
 };
 
+/// fuse_notify_prune_out: PRUNE's payload, followed by `count` node ids.
 struct NotifyPruneOut {
-  uint32_t count;
-  uint32_t padding;
-  uint64_t spare;
+  uint32_t count;    ///< node ids that follow
+  uint32_t padding;  ///< unused
+  uint64_t spare;    ///< unused
 };
 
+/// fuse_backing_map: kDevIocBackingOpen's argument.
 struct BackingMap {
-  int32_t fd;
-  uint32_t flags;
-  uint64_t padding;
+  int32_t fd;        ///< the backing file's fd
+  uint32_t flags;    ///< unused, 0
+  uint64_t padding;  ///< unused
 };
 
-// /dev/fuse ioctls, magic 229: _IOR(229,0,u32), _IOW(229,1,BackingMap), _IOW(229,2,u32),
-// _IO(229,3).
+/// \name /dev/fuse ioctls
+/// /dev/fuse ioctls, magic 229: _IOR(229,0,u32), _IOW(229,1,BackingMap), _IOW(229,2,u32),
+/// _IO(229,3).
+//@{
+/// FUSE_DEV_IOC_CLONE: attach this fd to the connection of the fd given
 inline constexpr unsigned long kDevIocClone = 0x8004e500ul;
+/// FUSE_DEV_IOC_BACKING_OPEN: register a backing file; returns its id
 inline constexpr unsigned long kDevIocBackingOpen = 0x4010e501ul;
+/// FUSE_DEV_IOC_BACKING_CLOSE: unregister a backing id
 inline constexpr unsigned long kDevIocBackingClose = 0x4004e502ul;
+/// FUSE_DEV_IOC_SYNC_INIT: mount() waits for INIT's answer
 inline constexpr unsigned long kDevIocSyncInit = 0xe503ul;
+//@}
 
+/// fuse_lseek_in: LSEEK's argument.
 struct LseekIn {
-  uint64_t fh;
-  uint64_t offset;
-  uint32_t whence;
-  uint32_t padding;
+  uint64_t fh;       ///< open file
+  uint64_t offset;   ///< where to search from
+  uint32_t whence;   ///< SEEK_DATA or SEEK_HOLE
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_lseek_out: LSEEK's answer.
 struct LseekOut {
-  uint64_t offset;
+  uint64_t offset;  ///< the offset found
 };
 
+/// fuse_copy_file_range_in: COPY_FILE_RANGE's argument; the source is the request's node.
 struct CopyFileRangeIn {
-  uint64_t fh_in;
-  uint64_t off_in;
-  uint64_t nodeid_out;
-  uint64_t fh_out;
-  uint64_t off_out;
-  uint64_t len;
-  uint64_t flags;
+  uint64_t fh_in;       ///< source open file
+  uint64_t off_in;      ///< source offset
+  uint64_t nodeid_out;  ///< destination node id
+  uint64_t fh_out;      ///< destination open file
+  uint64_t off_out;     ///< destination offset
+  uint64_t len;         ///< bytes to copy
+  uint64_t flags;       ///< copy_file_range(2) flags
 };
 
-// The reply to COPY_FILE_RANGE_64; plain COPY_FILE_RANGE answers with WriteOut.
+/// The reply to COPY_FILE_RANGE_64; plain COPY_FILE_RANGE answers with WriteOut.
 struct CopyFileRangeOut {
-  uint64_t bytes_copied;
+  uint64_t bytes_copied;  ///< bytes copied
 };
 
+/// fuse_setupmapping_in.flags: map writable
 inline constexpr uint64_t kSetupMappingFlagWrite = 1ull << 0;
+/// fuse_setupmapping_in.flags: map readable
 inline constexpr uint64_t kSetupMappingFlagRead = 1ull << 1;
 
+/// fuse_setupmapping_in: SETUPMAPPING's argument (DAX).
 struct SetupMappingIn {
-  uint64_t fh;
-  uint64_t foffset;
-  uint64_t len;
-  uint64_t flags;
-  uint64_t moffset;
+  uint64_t fh;       ///< open file
+  uint64_t foffset;  ///< offset in the file
+  uint64_t len;      ///< length
+  uint64_t flags;    ///< kSetupMappingFlagWrite, kSetupMappingFlagRead
+  uint64_t moffset;  ///< offset in the DAX window
 };
 
-// Followed by `count` RemoveMappingOne records. 4 bytes: the only odd-sized argument struct.
+/// Followed by `count` RemoveMappingOne records. 4 bytes: the only odd-sized argument struct.
 struct RemoveMappingIn {
-  uint32_t count;
+  uint32_t count;  ///< RemoveMappingOne records that follow
 };
 
+/// fuse_removemapping_one: a range of the DAX window to unmap.
 struct RemoveMappingOne {
-  uint64_t moffset;
-  uint64_t len;
+  uint64_t moffset;  ///< offset in the DAX window
+  uint64_t len;      ///< length
 };
 
+/// fuse_syncfs_in: SYNCFS's argument.
 struct SyncfsIn {
-  uint64_t padding;
+  uint64_t padding;  ///< unused
 };
 
+/// fuse_secctx: one security context, followed by its name and value.
 struct Secctx {
-  uint32_t size;
-  uint32_t padding;
+  uint32_t size;     ///< bytes of the value
+  uint32_t padding;  ///< unused
 };
 
+/// fuse_secctx_header: the security-context extension, followed by nr_secctx contexts.
 struct SecctxHeader {
-  uint32_t size;
-  uint32_t nr_secctx;
+  uint32_t size;       ///< bytes of the whole extension
+  uint32_t nr_secctx;  ///< contexts that follow
 };
 
-// Shaped like SecctxHeader: a type of 0..31 means "security contexts, that many of them".
+/// Shaped like SecctxHeader: a type of 0..31 means "security contexts, that many of them".
 struct ExtHeader {
-  uint32_t size;  // of the whole extension, this header included; a multiple of 8
-  uint32_t type;
+  uint32_t size;  ///< of the whole extension, this header included; a multiple of 8
+  uint32_t type;  ///< kExtGroups, or a security-context count
 };
 
-// Followed by nr_groups u32 group ids.
+/// Followed by nr_groups u32 group ids.
 struct SuppGroups {
-  uint32_t nr_groups;
+  uint32_t nr_groups;  ///< group ids that follow
 };
 
-// FUSE-over-io_uring (7.42).
+/// \name FUSE-over-io_uring (7.42).
+//@{
+/// bytes of the header area of a ring entry's header
 inline constexpr size_t kUringInOutHeaderSize = 128;
+/// bytes of the argument area of a ring entry's header
 inline constexpr size_t kUringOpInOutSize = 128;
+//@}
 
+/// fuse_uring_ent_in_out: a ring entry's bookkeeping.
 struct UringEntInOut {
-  uint64_t flags;
-  uint64_t commit_id;  // the request's unique; echoed by COMMIT_AND_FETCH
-  uint32_t payload_sz;
-  uint32_t padding;
-  uint64_t reserved;
+  uint64_t flags;       ///< unused
+  uint64_t commit_id;   ///< the request's unique; echoed by COMMIT_AND_FETCH
+  uint32_t payload_sz;  ///< bytes of payload
+  uint32_t padding;     ///< unused
+  uint64_t reserved;    ///< unused
 };
 
+/// fuse_uring_req_header: the header area of a FUSE-over-io_uring ring entry.
 struct UringReqHeader {
-  unsigned char in_out[kUringInOutHeaderSize];  // InHeader on the way in, OutHeader on the way out
-  unsigned char op_in[kUringOpInOutSize];       // the opcode's fixed argument struct
-  UringEntInOut ring_ent_in_out;
+  /// InHeader on the way in, OutHeader on the way out
+  unsigned char in_out[kUringInOutHeaderSize];
+  unsigned char op_in[kUringOpInOutSize];  ///< the opcode's fixed argument struct
+  UringEntInOut ring_ent_in_out;           ///< the entry's bookkeeping
 };
 
+/// fuse_uring_cmd: the io_uring commands on /dev/fuse.
 enum class UringCmd : uint32_t {
-  kInvalid = 0,
-  kRegister = 1,
-  kCommitAndFetch = 2,
+  kInvalid = 0,         ///< never sent
+  kRegister = 1,        ///< register an entry; it receives a request
+  kCommitAndFetch = 2,  ///< send an entry's reply and wait for the next request
 };
 
-// Sits in the 80-byte command area of a 128-byte SQE.
+/// Sits in the 80-byte command area of a 128-byte SQE.
 struct UringCmdReq {
-  uint64_t flags;
-  uint64_t commit_id;
-  uint16_t qid;
-  uint8_t padding[6];
+  uint64_t flags;      ///< unused
+  uint64_t commit_id;  ///< unique of the request answered (COMMIT_AND_FETCH)
+  uint16_t qid;        ///< the queue, one per CPU
+  uint8_t padding[6];  ///< unused
 };
 
 // Layout pins. A failure here means a struct above no longer matches the kernel.
