@@ -30,32 +30,33 @@ inline constexpr uint32_t kMaxOpcode = std::max({
 #undef RINGFUSE_NUMBER
 });
 
-// What follows an opcode's fixed argument struct.
+/// What follows an opcode's fixed argument struct.
 enum class Tail : uint8_t {
-  kNone,         // nothing: the message is exactly header + fixed struct
-  kNames,        // `names` NUL-terminated strings
-  kData,         // raw bytes whose length the fixed struct gives (WRITE, IOCTL, NOTIFY_REPLY)
-  kNameAndData,  // one NUL-terminated name, then raw bytes (SETXATTR)
-  kRecords,      // an array of records whose count the fixed struct gives (BATCH_FORGET, ...)
+  kNone,         ///< nothing: the message is exactly header + fixed struct
+  kNames,        ///< `names` NUL-terminated strings
+  kData,         ///< raw bytes whose length the fixed struct gives (WRITE, IOCTL, NOTIFY_REPLY)
+  kNameAndData,  ///< one NUL-terminated name, then raw bytes (SETXATTR)
+  kRecords,      ///< an array of records whose count the fixed struct gives (BATCH_FORGET, ...)
 };
 
+/// One opcode's row of the table: what the parser needs to read it and what the printer shows.
 struct OpcodeInfo {
-  Opcode opcode;
-  std::string_view name;  // as the kernel spells it, without the FUSE_ prefix
-  uint32_t fixed_size;    // bytes of the fixed argument struct at the current protocol
-  uint8_t names;          // NUL-terminated strings after the fixed struct
-  Tail tail;
-  bool replies;          ///< false: the kernel expects no answer (the list's reply is NoReply)
-  uint32_t since_minor;  // first protocol minor that has the opcode
-  // The kernel sends an empty first argument ahead of the fixed struct (fuse_set_zero_arg0), so
-  // FUSE-over-io_uring leaves op_in untouched and puts the struct at the start of the payload.
+  Opcode opcode;          ///< the opcode this row describes
+  std::string_view name;  ///< as the kernel spells it, without the FUSE_ prefix
+  uint32_t fixed_size;    ///< bytes of the fixed argument struct at the current protocol
+  uint8_t names;          ///< NUL-terminated strings after the fixed struct
+  Tail tail;              ///< what follows the fixed struct
+  bool replies;           ///< false: the kernel expects no answer (the list's reply is NoReply)
+  uint32_t since_minor;   ///< first protocol minor that has the opcode
+  /// The kernel sends an empty first argument ahead of the fixed struct (fuse_set_zero_arg0), so
+  /// FUSE-over-io_uring leaves op_in untouched and puts the struct at the start of the payload.
   bool fixed_in_ring_payload = false;
 };
 
-// The row for a wire opcode, or nothing for a number that is not a FUSE opcode.
+/// The row for a wire opcode, or nothing for a number that is not a FUSE opcode.
 std::optional<OpcodeInfo> LookupOpcode(uint32_t opcode);
 
-// The kernel's name for an opcode ("LOOKUP"), or "UNKNOWN" for a number with no row.
+/// The kernel's name for an opcode ("LOOKUP"), or "UNKNOWN" for a number with no row.
 std::string_view OpcodeName(uint32_t opcode);
 
 /// Checks the table against itself (ascending, unique, names present, names agreeing with the
