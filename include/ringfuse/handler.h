@@ -79,7 +79,7 @@ class Handler {
                      EntryReply reply) {
     reply.Error(ENOSYS);
   }
-  // Creates directory `args.name` in `context.nodeid()` with `args.mode()` (before umask).
+  // Creates directory `args.name` in `context.nodeid()` with `args.mode()` and `args.umask()`.
   virtual void Mkdir(const RequestContext& /*context*/, const op::Mkdir& /*args*/,
                      EntryReply reply) {
     reply.Error(ENOSYS);
