@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
-#include "ringfuse/wire.h"
 
 namespace ringfuse::daemon {
 
@@ -15,8 +14,6 @@ int Reopen(int fd, int flags) {
                 (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
 }
 
-int Sync(int fd, uint32_t fsync_flags) {
-  return fsync_flags & wire::kFsyncFdatasync ? ::fdatasync(fd) : ::fsync(fd);
-}
+int Sync(int fd, bool datasync) { return datasync ? ::fdatasync(fd) : ::fsync(fd); }
 
 }  // namespace ringfuse::daemon

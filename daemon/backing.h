@@ -1,7 +1,6 @@
 // Reaching a backing inode from the O_PATH fd that names it, never from a path string.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
 namespace ringfuse::daemon {
@@ -16,7 +15,7 @@ std::string ProcPath(int fd);
 // are dropped.
 int Reopen(int fd, int flags);
 
-// fsync, or fdatasync when FSYNC's flags say FUSE_FSYNC_FDATASYNC; returns as they do.
-int Sync(int fd, uint32_t fsync_flags);
+// fsync, or fdatasync for `datasync` (FSYNC's FUSE_FSYNC_FDATASYNC); returns as they do.
+int Sync(int fd, bool datasync);
 
 }  // namespace ringfuse::daemon

@@ -41,12 +41,12 @@ uint32_t PassthroughFs::DirOpenFlags() const {
 
 void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
                             DirReply reply) {
-  List(context.nodeid(), args.in.fh, false, std::move(reply));
+  List(context.nodeid(), args.fh(), false, std::move(reply));
 }
 
 void PassthroughFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
                                 DirPlusReply reply) {
-  List(context.nodeid(), args.in.fh, true, std::move(reply));
+  List(context.nodeid(), args.fh(), true, std::move(reply));
 }
 
 namespace {
@@ -92,16 +92,14 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
 
 void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
                                EmptyReply reply) {
-  if (open_dirs_.Take(args.in.fh) == nullptr) return reply.Error(EBADF);
+  if (open_dirs_.Take(args.fh()) == nullptr) return reply.Error(EBADF);
   reply.Ok();
 }
 
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
-  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.in.fh);
+  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.fh());
   if (handle == nullptr) return reply.Error(EBADF);
-  if (Sync(handle->fd(), args.in.fsync_flags) != 0) {
-    return reply.Error(errno);
-  }
+  if (Sync(handle->fd(), args.datasync()) != 0) return reply.Error(errno);
   reply.Ok();
 }
 

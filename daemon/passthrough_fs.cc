@@ -157,7 +157,7 @@ void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args
 }
 
 void PassthroughFs::Forget(const RequestContext& context, const op::Forget& args) {
-  inodes_.Forget(context.nodeid(), args.in.nlookup);
+  inodes_.Forget(context.nodeid(), args.nlookup());
 }
 
 void PassthroughFs::BatchForget(const RequestContext&, const op::BatchForget& args) {
@@ -229,9 +229,8 @@ void PassthroughFs::Statx(const RequestContext& context, const op::Statx& args, 
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
   struct statx st;
-  const int flags =
-      AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | static_cast<int>(args.in.sx_flags & AT_STATX_SYNC_TYPE);
-  if (::statx(inode->path.get(), "", flags, args.in.sx_mask, &st) != 0) return reply.Error(errno);
+  const int flags = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | (args.flags() & AT_STATX_SYNC_TYPE);
+  if (::statx(inode->path.get(), "", flags, args.mask(), &st) != 0) return reply.Error(errno);
   wire::StatxOut out{};
   out.attr_valid = options_.attr_timeout.seconds;
   out.attr_valid_nsec = options_.attr_timeout.nanoseconds;
@@ -245,9 +244,9 @@ void PassthroughFs::Access(const RequestContext& context, const op::Access& args
                            EmptyReply reply) {
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
-  if (options_.read_only && (args.in.mask & W_OK)) return reply.Error(EROFS);
+  if (options_.read_only && (args.mask() & W_OK)) return reply.Error(EROFS);
   if (CallAsCaller(context, kCreatesNothing, [&] {
-        return ::faccessat(inode->path.get(), "", static_cast<int>(args.in.mask),
+        return ::faccessat(inode->path.get(), "", args.mask(),
                            AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW);
       }) != 0) {
     return reply.Error(errno);

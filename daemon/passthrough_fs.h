@@ -151,7 +151,7 @@ class PassthroughFs : public Handler {
   // FOPEN_* flags for an OPENDIR reply.
   uint32_t DirOpenFlags() const;
   // The backing open's flags for a client's open flags.
-  int BackingFlags(uint32_t flags) const;
+  int BackingFlags(int flags) const;
   // Opens the backing file of `path_fd` with `flags` for the caller of `context`, who keeps the
   // capabilities `keep` (credentials.h) for it: an fd, or -1 with errno.
   int OpenBackingFile(const RequestContext& context, int path_fd, int flags, uint64_t keep) const;

@@ -43,40 +43,40 @@ int LockResult(int error) { return error == EACCES || error == EWOULDBLOCK ? EAG
 }  // namespace
 
 void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(*file, args.in.fh, args.in.owner);
+      owner_locks_.Begin(*file, args.fh(), args.lock_owner());
   if (request == nullptr) return reply.Error(errno);
-  struct flock lock = FlockOf(args.in.lk);
+  struct flock lock = FlockOf(args.lock());
   if (const int error = request->Get(lock); error != 0) return reply.Error(error);
   reply.Ok(FileLockOf(lock));
 }
 
 void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
-  if (args.in.lk_flags & wire::kLkFlock) return Flock(context, args, std::move(reply));
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  if (args.flock()) return Flock(context, args, std::move(reply));
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  const struct flock lock = FlockOf(args.in.lk);
+  const struct flock lock = FlockOf(args.lock());
   if (const int error = OwnerLocks::CheckAccess(*file, lock.l_type); error != 0) {
     return reply.Error(error);
   }
   // The request, held by a waiting attempt, keeps the owner's open past a FLUSH (owner_locks.h).
   std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(*file, args.in.fh, args.in.owner);
+      owner_locks_.Begin(*file, args.fh(), args.lock_owner());
   if (request == nullptr) return reply.Error(errno);
-  auto attempt = [request = std::move(request), lock, pid = args.in.lk.pid] {
+  auto attempt = [request = std::move(request), lock, pid = args.lock().pid] {
     return LockResult(request->Set(lock, pid));
   };
   AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
 }
 
 void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
-  std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  const int operation = args.in.lk.type == F_RDLCK   ? LOCK_SH
-                        : args.in.lk.type == F_WRLCK ? LOCK_EX
-                                                     : LOCK_UN;
+  const int operation = args.lock().type == F_RDLCK   ? LOCK_SH
+                        : args.lock().type == F_WRLCK ? LOCK_EX
+                                                      : LOCK_UN;
   // The attempt holds the handle: a wait may outlast the request's RELEASE.
   auto attempt = [file = std::move(file), operation] {
     return LockResult(::flock(file->fd(), operation | LOCK_NB) == 0 ? 0 : errno);
@@ -93,7 +93,7 @@ void PassthroughFs::AnswerLock(const RequestContext& context, bool wait,
 }
 
 void PassthroughFs::Interrupt(const RequestContext&, const op::Interrupt& args) {
-  lock_waiter_.Interrupt(args.in.unique);
+  lock_waiter_.Interrupt(args.unique());
 }
 
 }  // namespace ringfuse::daemon

@@ -80,15 +80,15 @@ void PassthroughFs::Symlink(const RequestContext& context, const op::Symlink& ar
 // of the capabilities a non-root fsuid loses).
 void PassthroughFs::Mknod(const RequestContext& context, const op::Mknod& args, EntryReply reply) {
   AddEntry(
-      context, args.name, args.in.umask,
-      [&](int dir, const char* name) { return ::mknodat(dir, name, args.in.mode, args.in.rdev); },
+      context, args.name, args.umask(),
+      [&](int dir, const char* name) { return ::mknodat(dir, name, args.mode(), args.rdev()); },
       std::move(reply));
 }
 
 void PassthroughFs::Mkdir(const RequestContext& context, const op::Mkdir& args, EntryReply reply) {
   AddEntry(
-      context, args.name, args.in.umask,
-      [&](int dir, const char* name) { return ::mkdirat(dir, name, args.in.mode); },
+      context, args.name, args.umask(),
+      [&](int dir, const char* name) { return ::mkdirat(dir, name, args.mode()); },
       std::move(reply));
 }
 
@@ -96,7 +96,7 @@ void PassthroughFs::Mkdir(const RequestContext& context, const op::Mkdir& args, 
 // CAP_DAC_READ_SEARCH, which a caller's fsuid does not keep. The link is followed to the inode
 // itself, so a symlink gets a new name, never its target.
 void PassthroughFs::Link(const RequestContext& context, const op::Link& args, EntryReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(args.in.oldnodeid);
+  const std::shared_ptr<const Inode> inode = inodes_.Get(args.oldnodeid());
   if (inode == nullptr) return reply.Error(errno);
   const std::string source = ProcPath(inode->path.get());
   AddEntry(

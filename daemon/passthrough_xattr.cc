@@ -68,8 +68,7 @@ void PassthroughFs::Setxattr(const RequestContext& context, const op::Setxattr& 
                              EmptyReply reply) {
   const std::string name(args.name);
   ChangeXattr(context, std::move(reply), [&](const char* path) {
-    return ::setxattr(path, name.c_str(), args.value.data(), args.value.size(),
-                      static_cast<int>(args.in.flags));
+    return ::setxattr(path, name.c_str(), args.value.data(), args.value.size(), args.flags());
   });
 }
 
@@ -83,7 +82,7 @@ void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& 
   ActAsCaller caller(context);
   if (!caller.ok()) return reply.Error(EPERM);
   ReplyXattr(
-      args.in.size,
+      args.size(),
       [&](char* buffer, size_t size) {
         return ::getxattr(path.c_str(), name.c_str(), buffer, size);
       },
@@ -94,14 +93,14 @@ void PassthroughFs::Listxattr(const RequestContext& context, const op::Listxattr
                               XattrReply reply) {
   AttributePath path;
   if (const int error = AttributePathOf(inodes_, context.nodeid(), path); error == ENODATA) {
-    return args.in.size == 0 ? reply.Size(0) : reply.Data({});
+    return args.size() == 0 ? reply.Size(0) : reply.Data({});
   } else if (error != 0) {
     return reply.Error(error);
   }
   ActAsCaller caller(context);
   if (!caller.ok()) return reply.Error(EPERM);
   ReplyXattr(
-      args.in.size,
+      args.size(),
       [&](char* buffer, size_t size) { return ::listxattr(path.c_str(), buffer, size); },
       std::move(reply));
 }

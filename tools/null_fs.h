@@ -29,8 +29,8 @@ class NullFs : public Handler {
   }
   void Read(const RequestContext&, const op::Read& args, DataReply reply) override {
     static const std::byte kZeros[kFileSize] = {};
-    const uint64_t start = std::min<uint64_t>(args.in.offset, kFileSize);
-    const uint64_t end = std::min<uint64_t>(start + args.in.size, kFileSize);
+    const uint64_t start = std::min<uint64_t>(args.offset(), kFileSize);
+    const uint64_t end = std::min<uint64_t>(start + args.size(), kFileSize);
     reply.Ok(ConstBytes(kZeros + start, end - start));
   }
   void Release(const RequestContext&, const op::Release&, EmptyReply reply) override { reply.Ok(); }

@@ -32,11 +32,11 @@ class HelloFs : public Handler {
     reply.Ok(MakeAttrOut(AttrOf(context.nodeid()), Timeout{1}));
   }
   void Open(const RequestContext&, const op::Open& args, OpenReply reply) override {
-    if ((args.in.flags & O_ACCMODE) != O_RDONLY) return reply.Error(EACCES);
+    if ((args.flags() & O_ACCMODE) != O_RDONLY) return reply.Error(EACCES);
     reply.Ok(MakeOpenOut(0, wire::kFopenKeepCache));
   }
   void Read(const RequestContext&, const op::Read& args, DataReply reply) override {
-    reply.Ok(AsBytes(kText.substr(std::min<uint64_t>(args.in.offset, kText.size()), args.in.size)));
+    reply.Ok(AsBytes(kText.substr(std::min<uint64_t>(args.offset(), kText.size()), args.size())));
   }
   void Opendir(const RequestContext&, const op::Opendir&, OpenReply reply) override {
     reply.Ok(MakeOpenOut(0, 0));

@@ -479,7 +479,7 @@ uint64_t MemFs::NewHandle() {
 
 int MemFs::CheckHandle(uint64_t fh) const { return handles_.contains(fh) ? 0 : EBADF; }
 
-int MemFs::OpenFile(uint64_t nodeid, uint32_t flags, wire::OpenOut* open) {
+int MemFs::OpenFile(uint64_t nodeid, int flags, wire::OpenOut* open) {
   Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
   if (S_ISDIR(inode->mode)) return EISDIR;
@@ -492,36 +492,36 @@ int MemFs::OpenFile(uint64_t nodeid, uint32_t flags, wire::OpenOut* open) {
 int MemFs::CreateOrOpen(const RequestContext& context, const op::Create& args,
                         wire::EntryOut* entry, wire::OpenOut* open) {
   uint64_t nodeid = ChildOf(context.nodeid(), args.name);
-  if (nodeid != 0 && (args.in.flags & O_EXCL) != 0) return EEXIST;
+  if (nodeid != 0 && (args.flags() & O_EXCL) != 0) return EEXIST;
   if (nodeid == 0) {
-    const NodeSpec spec{.mode = ModeWithUmask(S_IFREG, args.in.mode, args.in.umask),
+    const NodeSpec spec{.mode = ModeWithUmask(S_IFREG, args.mode(), args.umask()),
                         .uid = context.uid(),
                         .gid = context.gid()};
     const int error = AddChild(context.nodeid(), args.name, spec, &nodeid);
     if (error != 0) return error;
   }
-  const int error = OpenFile(nodeid, args.in.flags, open);
+  const int error = OpenFile(nodeid, args.flags(), open);
   if (error == 0) *entry = EntryForKernel(inodes_.at(nodeid));
   return error;
 }
 
-int MemFs::ReadFile(uint64_t nodeid, const wire::ReadIn& in, std::string* data) {
-  const int error = CheckHandle(in.fh);
+int MemFs::ReadFile(uint64_t nodeid, const op::Read& args, std::string* data) {
+  const int error = CheckHandle(args.fh());
   if (error != 0) return error;
   const Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
   if (!S_ISREG(inode->mode)) return S_ISDIR(inode->mode) ? EISDIR : EINVAL;
-  if (in.offset < inode->data.size()) *data = inode->data.substr(in.offset, in.size);
+  if (args.offset() < inode->data.size()) *data = inode->data.substr(args.offset(), args.size());
   return 0;
 }
 
 int MemFs::WriteFile(uint64_t nodeid, const op::Write& args) {
-  const int error = CheckHandle(args.in.fh);
+  const int error = CheckHandle(args.fh());
   if (error != 0) return error;
   Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
   if (!S_ISREG(inode->mode)) return S_ISDIR(inode->mode) ? EISDIR : EINVAL;
-  const uint64_t offset = args.in.offset;
+  const uint64_t offset = args.offset();
   if (offset > kMaxFileSize || args.data.size() > kMaxFileSize - offset) return EFBIG;
   if (offset + args.data.size() > inode->data.size()) inode->data.resize(offset + args.data.size());
   if (!args.data.empty())
@@ -547,13 +547,13 @@ wire::Kstatfs MemFs::FilesystemStats() const {
 
 // SEEK_SET, SEEK_CUR and SEEK_END never reach us: the kernel answers them itself. A file here
 // has no holes, so all of it is data and the only hole is at its end.
-int MemFs::SeekDataOrHole(uint64_t nodeid, const wire::LseekIn& in, uint64_t* offset) {
+int MemFs::SeekDataOrHole(uint64_t nodeid, const op::Lseek& args, uint64_t* offset) {
   const Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
-  if (in.whence != SEEK_DATA && in.whence != SEEK_HOLE) return EINVAL;
+  if (args.whence() != SEEK_DATA && args.whence() != SEEK_HOLE) return EINVAL;
   const uint64_t size = SizeOf(*inode);
-  if (in.offset >= size) return ENXIO;
-  *offset = in.whence == SEEK_DATA ? in.offset : size;
+  if (args.offset() >= size) return ENXIO;
+  *offset = args.whence() == SEEK_DATA ? args.offset() : size;
   return 0;
 }
 
@@ -566,12 +566,12 @@ int MemFs::OpenDir(uint64_t nodeid, wire::OpenOut* open) {
   return 0;
 }
 
-void MemFs::ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
+void MemFs::ReadDirectory(const RequestContext& context, uint64_t fh, bool plus,
                           DirListingReply reply) {
   int error = 0;
   {
     std::lock_guard lock(mu_);
-    error = FillDirectory(context.nodeid(), in, plus, reply.packer());
+    error = FillDirectory(context.nodeid(), fh, reply.offset(), plus, reply.packer());
   }
   Answer(reply, error);
 }
@@ -580,12 +580,13 @@ void MemFs::ReadDirectory(const RequestContext& context, const wire::ReadIn& in,
 // plus one, so the offset the kernel sends back is the position to resume from. Names created or
 // removed between two calls shift later positions, so a listing that races with them may skip or
 // repeat a name; stable per-entry cookies would avoid that at the cost of a second index.
-int MemFs::FillDirectory(uint64_t nodeid, const wire::ReadIn& in, bool plus, DirentPacker& packer) {
-  int error = CheckHandle(in.fh);
+int MemFs::FillDirectory(uint64_t nodeid, uint64_t fh, uint64_t offset, bool plus,
+                         DirentPacker& packer) {
+  int error = CheckHandle(fh);
   if (error != 0) return error;
   Inode* dir = FindDir(nodeid, &error);
   if (dir == nullptr) return error;
-  uint64_t position = in.offset;
+  uint64_t position = offset;
   for (; position < 2; ++position) {
     Inode& node = position == 0 ? *dir : DotDot(*dir);
     if (!PackEntry(packer, plus, position + 1, node, position == 0 ? "." : "..")) return 0;
@@ -629,8 +630,8 @@ int MemFs::SetXattr(uint64_t nodeid, const op::Setxattr& args) {
   Inode* inode = Find(nodeid);
   if (inode == nullptr) return ENOENT;
   const bool exists = inode->xattrs.contains(args.name);
-  if ((args.in.flags & XATTR_CREATE) != 0 && exists) return EEXIST;
-  if ((args.in.flags & XATTR_REPLACE) != 0 && !exists) return ENODATA;
+  if ((args.flags() & XATTR_CREATE) != 0 && exists) return EEXIST;
+  if ((args.flags() & XATTR_REPLACE) != 0 && !exists) return ENODATA;
   std::string value(reinterpret_cast<const char*>(args.value.data()), args.value.size());
   inode->xattrs.insert_or_assign(std::string(args.name), std::move(value));
   inode->ctime = Now();
@@ -692,7 +693,7 @@ void MemFs::Lookup(const RequestContext& context, const op::Lookup& args, EntryR
 void MemFs::Forget(const RequestContext& context, const op::Forget& args) {
   Enter(OpcodeOf(context));
   std::lock_guard lock(mu_);
-  ForgetNode(context.nodeid(), args.in.nlookup);
+  ForgetNode(context.nodeid(), args.nlookup());
 }
 
 void MemFs::BatchForget(const RequestContext& context, const op::BatchForget& args) {
@@ -765,10 +766,10 @@ void MemFs::Symlink(const RequestContext& context, const op::Symlink& args, Entr
 
 void MemFs::Mknod(const RequestContext& context, const op::Mknod& args, EntryReply reply) {
   if (!Begin(context, reply)) return;
-  const NodeSpec spec{.mode = ModeWithUmask(args.in.mode & S_IFMT, args.in.mode, args.in.umask),
+  const NodeSpec spec{.mode = ModeWithUmask(args.mode() & S_IFMT, args.mode(), args.umask()),
                       .uid = context.uid(),
                       .gid = context.gid(),
-                      .rdev = args.in.rdev};
+                      .rdev = args.rdev()};
   wire::EntryOut entry{};
   int error = 0;
   {
@@ -780,7 +781,7 @@ void MemFs::Mknod(const RequestContext& context, const op::Mknod& args, EntryRep
 
 void MemFs::Mkdir(const RequestContext& context, const op::Mkdir& args, EntryReply reply) {
   if (!Begin(context, reply)) return;
-  const NodeSpec spec{.mode = ModeWithUmask(S_IFDIR, args.in.mode, args.in.umask),
+  const NodeSpec spec{.mode = ModeWithUmask(S_IFDIR, args.mode(), args.umask()),
                       .uid = context.uid(),
                       .gid = context.gid()};
   wire::EntryOut entry{};
@@ -828,7 +829,7 @@ void MemFs::Link(const RequestContext& context, const op::Link& args, EntryReply
   int error = 0;
   {
     std::lock_guard lock(mu_);
-    error = LinkNode(args.in.oldnodeid, context.nodeid(), args.new_name, &entry);
+    error = LinkNode(args.oldnodeid(), context.nodeid(), args.new_name, &entry);
   }
   Answer(reply, error, entry);
 }
@@ -839,7 +840,7 @@ void MemFs::Open(const RequestContext& context, const op::Open& args, OpenReply 
   int error = 0;
   {
     std::lock_guard lock(mu_);
-    error = OpenFile(context.nodeid(), args.in.flags, &open);
+    error = OpenFile(context.nodeid(), args.flags(), &open);
   }
   Answer(reply, error, open);
 }
@@ -862,7 +863,7 @@ void MemFs::Read(const RequestContext& context, const op::Read& args, DataReply 
   int error = 0;
   {
     std::lock_guard lock(mu_);
-    error = ReadFile(context.nodeid(), args.in, &data);
+    error = ReadFile(context.nodeid(), args, &data);
   }
   Answer(reply, error, AsBytes(std::string_view(data)));
 }
@@ -885,7 +886,7 @@ void MemFs::Release(const RequestContext& context, const op::Release& args, Empt
   if (!Begin(context, reply)) return;
   {
     std::lock_guard lock(mu_);
-    handles_.erase(args.in.fh);
+    handles_.erase(args.fh());
   }
   reply.Ok();
 }
@@ -916,12 +917,12 @@ void MemFs::Opendir(const RequestContext& context, const op::Opendir& /*args*/, 
 }
 
 void MemFs::Readdir(const RequestContext& context, const op::Readdir& args, DirReply reply) {
-  if (Begin(context, reply)) ReadDirectory(context, args.in, /*plus=*/false, std::move(reply));
+  if (Begin(context, reply)) ReadDirectory(context, args.fh(), /*plus=*/false, std::move(reply));
 }
 
 void MemFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
                         DirPlusReply reply) {
-  if (Begin(context, reply)) ReadDirectory(context, args.in, /*plus=*/true, std::move(reply));
+  if (Begin(context, reply)) ReadDirectory(context, args.fh(), /*plus=*/true, std::move(reply));
 }
 
 void MemFs::Releasedir(const RequestContext& context, const op::Releasedir& args,
@@ -929,7 +930,7 @@ void MemFs::Releasedir(const RequestContext& context, const op::Releasedir& args
   if (!Begin(context, reply)) return;
   {
     std::lock_guard lock(mu_);
-    handles_.erase(args.in.fh);
+    handles_.erase(args.fh());
   }
   reply.Ok();
 }
@@ -963,7 +964,7 @@ void MemFs::Getxattr(const RequestContext& context, const op::Getxattr& args, Xa
     std::lock_guard lock(mu_);
     error = XattrValue(context.nodeid(), args.name, &value);
   }
-  AnswerXattr(reply, error, value, args.in.size);
+  AnswerXattr(reply, error, value, args.size());
 }
 
 void MemFs::Listxattr(const RequestContext& context, const op::Listxattr& args, XattrReply reply) {
@@ -974,7 +975,7 @@ void MemFs::Listxattr(const RequestContext& context, const op::Listxattr& args, 
     std::lock_guard lock(mu_);
     error = XattrNames(context.nodeid(), &names);
   }
-  AnswerXattr(reply, error, names, args.in.size);
+  AnswerXattr(reply, error, names, args.size());
 }
 
 void MemFs::Removexattr(const RequestContext& context, const op::Removexattr& args,
@@ -994,7 +995,7 @@ void MemFs::Lseek(const RequestContext& context, const op::Lseek& args, LseekRep
   int error = 0;
   {
     std::lock_guard lock(mu_);
-    error = SeekDataOrHole(context.nodeid(), args.in, &offset);
+    error = SeekDataOrHole(context.nodeid(), args, &offset);
   }
   Answer(reply, error, offset);
 }

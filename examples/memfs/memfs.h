@@ -173,8 +173,7 @@ class MemFs : public Handler {
   template <typename Reply>
   bool Begin(const RequestContext& context, Reply& reply);
   uint64_t AddDirectly(uint64_t parent, std::string_view name, const NodeSpec& spec);
-  void ReadDirectory(const RequestContext& context, const wire::ReadIn& in, bool plus,
-                     DirListingReply reply);
+  void ReadDirectory(const RequestContext& context, uint64_t fh, bool plus, DirListingReply reply);
 
   // Everything below runs with mu_ held. Those returning int return 0 or an errno.
   Inode* Find(uint64_t nodeid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -206,19 +205,18 @@ class MemFs : public Handler {
 
   uint64_t NewHandle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int CheckHandle(uint64_t fh) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int OpenFile(uint64_t nodeid, uint32_t flags, wire::OpenOut* open)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int OpenFile(uint64_t nodeid, int flags, wire::OpenOut* open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int CreateOrOpen(const RequestContext& context, const op::Create& args, wire::EntryOut* entry,
                    wire::OpenOut* open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int ReadFile(uint64_t nodeid, const wire::ReadIn& in, std::string* data)
+  int ReadFile(uint64_t nodeid, const op::Read& args, std::string* data)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int WriteFile(uint64_t nodeid, const op::Write& args) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   wire::Kstatfs FilesystemStats() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int SeekDataOrHole(uint64_t nodeid, const wire::LseekIn& in, uint64_t* offset)
+  int SeekDataOrHole(uint64_t nodeid, const op::Lseek& args, uint64_t* offset)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   int OpenDir(uint64_t nodeid, wire::OpenOut* open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int FillDirectory(uint64_t nodeid, const wire::ReadIn& in, bool plus, DirentPacker& packer)
+  int FillDirectory(uint64_t nodeid, uint64_t fh, uint64_t offset, bool plus, DirentPacker& packer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Inode& DotDot(Inode& dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool PackEntry(DirentPacker& packer, bool plus, uint64_t cookie, Inode& inode,

@@ -114,7 +114,7 @@ void LiveFs::Getattr(const RequestContext& context, const op::Getattr&, AttrRepl
 
 // KEEP_CACHE: the pages stay cached across opens, until a notification says otherwise.
 void LiveFs::Open(const RequestContext&, const op::Open& args, OpenReply reply) {
-  if ((args.in.flags & O_ACCMODE) != O_RDONLY) return reply.Error(EACCES);
+  if ((args.flags() & O_ACCMODE) != O_RDONLY) return reply.Error(EACCES);
   reply.Ok(MakeOpenOut(0, wire::kFopenKeepCache));
 }
 
@@ -126,8 +126,8 @@ void LiveFs::Read(const RequestContext& context, const op::Read& args, DataReply
     if (!node) return reply.Error(ENOENT);
     content = node->content;
   }
-  const size_t offset = std::min<uint64_t>(args.in.offset, content.size());
-  reply.Ok(AsBytes(std::string_view(content).substr(offset, args.in.size)));
+  const size_t offset = std::min<uint64_t>(args.offset(), content.size());
+  reply.Ok(AsBytes(std::string_view(content).substr(offset, args.size())));
 }
 
 void LiveFs::Opendir(const RequestContext&, const op::Opendir&, OpenReply reply) {

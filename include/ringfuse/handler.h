@@ -55,14 +55,14 @@ class Handler {
                       EntryReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Attributes of `context.nodeid()`; `args.in.fh` names the open file when the kernel
-  /// has one (wire::kGetattrFh in args.in.getattr_flags).
+  /// Attributes of `context.nodeid()`; `args.fh()` names the open file when the kernel
+  /// has one.
   virtual void Getattr(const RequestContext& /*context*/, const op::Getattr& /*args*/,
                        AttrReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Changes the attributes `args.in.valid` selects (mode, owner, size, times...) and answers
-  /// the attributes that result.
+  /// Changes the attributes whose accessors are set (`args.mode()`, `args.size()`,
+  /// `args.mtime()`...) and answers the attributes that result.
   virtual void Setattr(const RequestContext& /*context*/, const op::Setattr& /*args*/,
                        AttrReply reply) {
     reply.Error(ENOSYS);
@@ -77,13 +77,13 @@ class Handler {
                        EntryReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Creates a device, FIFO, socket or regular file `args.name` with `args.in.mode` and
-  /// `args.in.rdev`.
+  /// Creates a device, FIFO, socket or regular file `args.name` with `args.mode()` and
+  /// `args.rdev()`.
   virtual void Mknod(const RequestContext& /*context*/, const op::Mknod& /*args*/,
                      EntryReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Creates directory `args.name` in `context.nodeid()` with `args.in.mode` (before umask).
+  /// Creates directory `args.name` in `context.nodeid()` with `args.mode()` and `args.umask()`.
   virtual void Mkdir(const RequestContext& /*context*/, const op::Mkdir& /*args*/,
                      EntryReply reply) {
     reply.Error(ENOSYS);
@@ -104,21 +104,21 @@ class Handler {
                       EmptyReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Makes a hard link `args.new_name` in `context.nodeid()` to node `args.in.oldnodeid`.
+  /// Makes a hard link `args.new_name` in `context.nodeid()` to node `args.oldnodeid()`.
   virtual void Link(const RequestContext& /*context*/, const op::Link& /*args*/, EntryReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Opens file `context.nodeid()` with `args.in.flags`; answers the fh that later requests
+  /// Opens file `context.nodeid()` with `args.flags()`; answers the fh that later requests
   /// carry and FOPEN_* flags (wire::kFopen*).
   virtual void Open(const RequestContext& /*context*/, const op::Open& /*args*/, OpenReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Up to `args.in.size` bytes at `args.in.offset` of open file `args.in.fh`; fewer bytes
+  /// Up to `args.size()` bytes at `args.offset()` of open file `args.fh()`; fewer bytes
   /// mean end of file (unless FOPEN_DIRECT_IO).
   virtual void Read(const RequestContext& /*context*/, const op::Read& /*args*/, DataReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Writes `args.data` at `args.in.offset` of open file `args.in.fh`; answers how many bytes
+  /// Writes `args.data` at `args.offset()` of open file `args.fh()`; answers how many bytes
   /// were written.
   virtual void Write(const RequestContext& /*context*/, const op::Write& /*args*/,
                      CountReply reply) {
@@ -129,24 +129,24 @@ class Handler {
                       StatfsReply reply) {
     reply.Error(ENOSYS);
   }
-  /// The last close of open file `args.in.fh`; the fh is free to reuse after the reply.
+  /// The last close of open file `args.fh()`; the fh is free to reuse after the reply.
   virtual void Release(const RequestContext& /*context*/, const op::Release& /*args*/,
                        EmptyReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Flushes open file `args.in.fh` to stable storage (data only with wire::kFsyncFdatasync).
+  /// Flushes open file `args.fh()` to stable storage (data only with `args.datasync()`).
   virtual void Fsync(const RequestContext& /*context*/, const op::Fsync& /*args*/,
                      EmptyReply reply) {
     reply.Error(ENOSYS);
   }
   /// Sets extended attribute `args.name` to `args.value` (XATTR_CREATE/REPLACE in
-  /// args.in.flags).
+  /// args.flags()).
   virtual void Setxattr(const RequestContext& /*context*/, const op::Setxattr& /*args*/,
                         EmptyReply reply) {
     reply.Error(ENOSYS);
   }
-  /// The value of extended attribute `args.name`: its size when `args.in.size` is 0, else
-  /// the value (ERANGE if larger than args.in.size).
+  /// The value of extended attribute `args.name`: its size when `args.size()` is 0, else
+  /// the value (ERANGE if larger than args.size()).
   virtual void Getxattr(const RequestContext& /*context*/, const op::Getxattr& /*args*/,
                         XattrReply reply) {
     reply.Error(ENOSYS);
@@ -161,8 +161,8 @@ class Handler {
                            EmptyReply reply) {
     reply.Error(ENOSYS);
   }
-  /// A close(2) of a descriptor of open file `args.in.fh` (once per close, not per open);
-  /// POSIX locks of `args.in.lock_owner` go with it.
+  /// A close(2) of a descriptor of open file `args.fh()` (once per close, not per open);
+  /// POSIX locks of `args.lock_owner()` go with it.
   virtual void Flush(const RequestContext& /*context*/, const op::Flush& /*args*/,
                      EmptyReply reply) {
     reply.Error(ENOSYS);
@@ -172,23 +172,23 @@ class Handler {
                        OpenReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Entries of open directory `args.in.fh` from cookie `args.in.offset`, added to the reply
+  /// Entries of open directory `args.fh()` from cookie `args.offset()`, added to the reply
   /// until it is full (see DirReply); a reply with no entries ends the listing.
   virtual void Readdir(const RequestContext& /*context*/, const op::Readdir& /*args*/,
                        DirReply reply) {
     reply.Error(ENOSYS);
   }
-  /// The last close of open directory `args.in.fh`.
+  /// The last close of open directory `args.fh()`.
   virtual void Releasedir(const RequestContext& /*context*/, const op::Releasedir& /*args*/,
                           EmptyReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Flushes open directory `args.in.fh` to stable storage.
+  /// Flushes open directory `args.fh()` to stable storage.
   virtual void Fsyncdir(const RequestContext& /*context*/, const op::Fsyncdir& /*args*/,
                         EmptyReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Tests for a POSIX lock that would conflict with `args.in.lk` (F_GETLK).
+  /// Tests for a POSIX lock that would conflict with `args.lock()` (F_GETLK).
   virtual void Getlk(const RequestContext& /*context*/, const op::Getlk& /*args*/,
                      LockReply reply) {
     reply.Error(ENOSYS);
@@ -199,7 +199,7 @@ class Handler {
                      EmptyReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Checks access `args.in.mask` for the caller (access(2)); without default_permissions.
+  /// Checks access `args.mask()` for the caller (access(2)); without default_permissions.
   virtual void Access(const RequestContext& /*context*/, const op::Access& /*args*/,
                       EmptyReply reply) {
     reply.Error(ENOSYS);
@@ -210,21 +210,21 @@ class Handler {
                       CreateReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Maps block `args.in.block` of the file to a device block (fuseblk only).
+  /// Maps block `args.block()` of the file to a device block (fuseblk only).
   virtual void Bmap(const RequestContext& /*context*/, const op::Bmap& /*args*/, BmapReply reply) {
     reply.Error(ENOSYS);
   }
-  /// An ioctl(2) on open file `args.in.fh`: `args.in.cmd` with `args.in_data` in.
+  /// An ioctl(2) on open file `args.fh()`: `args.cmd()` with `args.in_data` in.
   virtual void Ioctl(const RequestContext& /*context*/, const op::Ioctl& /*args*/,
                      IoctlReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Which events are ready on open file `args.in.fh`; with a kernel handle in args.in.kh,
+  /// Which events are ready on open file `args.fh()`; with a handle in args.kernel_handle(),
   /// later readiness is announced with Notifier::Poll.
   virtual void Poll(const RequestContext& /*context*/, const op::Poll& /*args*/, PollReply reply) {
     reply.Error(ENOSYS);
   }
-  /// Allocates or punches a range of open file `args.in.fh` (fallocate(2) `args.in.mode`).
+  /// Allocates or punches a range of open file `args.fh()` (fallocate(2) `args.mode()`).
   virtual void Fallocate(const RequestContext& /*context*/, const op::Fallocate& /*args*/,
                          EmptyReply reply) {
     reply.Error(ENOSYS);
@@ -235,7 +235,7 @@ class Handler {
                            DirPlusReply reply) {
     reply.Error(ENOSYS);
   }
-  /// SEEK_DATA or SEEK_HOLE (`args.in.whence`) from `args.in.offset` of open file `args.in.fh`.
+  /// SEEK_DATA or SEEK_HOLE (`args.whence()`) from `args.offset()` of open file `args.fh()`.
   virtual void Lseek(const RequestContext& /*context*/, const op::Lseek& /*args*/,
                      LseekReply reply) {
     reply.Error(ENOSYS);
@@ -265,7 +265,7 @@ class Handler {
                        CreateReply reply) {
     reply.Error(ENOSYS);
   }
-  /// statx(2) of `context.nodeid()`: the fields `args.in.sx_mask` asks for.
+  /// statx(2) of `context.nodeid()`: the fields `args.mask()` asks for.
   virtual void Statx(const RequestContext& /*context*/, const op::Statx& /*args*/,
                      StatxReply reply) {
     reply.Error(ENOSYS);
@@ -273,11 +273,11 @@ class Handler {
 
   // Operations the kernel expects no answer to.
 
-  /// The kernel drops `args.in.nlookup` lookups of `context.nodeid()`.
+  /// The kernel drops `args.nlookup()` lookups of `context.nodeid()`.
   virtual void Forget(const RequestContext& /*context*/, const op::Forget& /*args*/) {}
   /// Forget for many nodes at once, one (nodeid, nlookup) pair each.
   virtual void BatchForget(const RequestContext& /*context*/, const op::BatchForget& /*args*/) {}
-  /// The kernel asks to interrupt the request whose unique is args.in.unique.
+  /// The kernel asks to interrupt the request whose unique is args.unique().
   virtual void Interrupt(const RequestContext& /*context*/, const op::Interrupt& /*args*/) {}
   /// The kernel's answer to a RETRIEVE notification; header.unique is the notify_unique sent.
   virtual void NotifyReply(const RequestContext& /*context*/, const op::NotifyReply& /*args*/) {}

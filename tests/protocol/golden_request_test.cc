@@ -241,6 +241,7 @@ TEST_F(GoldenRequest, GetattrReadsFlagsDummyAndFh) {
   EXPECT_EQ(op.in.getattr_flags, 1u);
   EXPECT_EQ(op.in.dummy, 0xd00du);
   EXPECT_EQ(op.in.fh, 0x8877665544332211u);
+  EXPECT_EQ(op.fh(), 0x8877665544332211u);  // FUSE_GETATTR_FH is the flag sent
 }
 
 TEST_F(GoldenRequest, SetattrReadsEveryField) {

@@ -1,6 +1,8 @@
 // The conveniences of the public API over the wire structs: a listing reply that owns its buffer
-// and numbers its entries, SETATTR's optional accessors, and timeouts from std::chrono.
+// and numbers its entries, the op structs' accessors where they decode flags, and timeouts from
+// std::chrono.
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -173,6 +175,76 @@ TEST(SetattrAccessors, TellANowTimeFromAGivenOne) {
   EXPECT_EQ(touch.mtime()->seconds, 1234u);
   EXPECT_EQ(touch.mtime()->nanoseconds, 5u);
   EXPECT_FALSE(touch.ctime().has_value());
+}
+
+TEST(GetattrAccessors, NameTheOpenFileOnlyWhenTheKernelSaysSo) {
+  op::Getattr stat{};
+  stat.in.fh = 7;  // a stale value: the flag is clear
+  EXPECT_FALSE(stat.fh().has_value());
+  op::Getattr fstat{};
+  fstat.in.getattr_flags = wire::kGetattrFh;
+  fstat.in.fh = 7;
+  EXPECT_EQ(fstat.fh(), 7u);
+}
+
+TEST(StatxAccessors, NameTheOpenFileOnlyWhenTheKernelSaysSo) {
+  op::Statx statx{};
+  statx.in.fh = 7;
+  EXPECT_FALSE(statx.fh().has_value());
+  statx.in.getattr_flags = wire::kGetattrFh;
+  EXPECT_EQ(statx.fh(), 7u);
+}
+
+TEST(FsyncAccessors, DatasyncIsTheFirstFsyncFlag) {
+  op::Fsync fsync{};
+  fsync.in.fsync_flags = 0xfffffffe;  // every bit but FDATASYNC
+  EXPECT_FALSE(fsync.datasync());
+  fsync.in.fsync_flags = wire::kFsyncFdatasync;
+  EXPECT_TRUE(fsync.datasync());
+  op::Fsyncdir fsyncdir{};
+  fsyncdir.in.fsync_flags = wire::kFsyncFdatasync;
+  EXPECT_TRUE(fsyncdir.datasync());
+}
+
+TEST(ReleaseAccessors, FlushAndTheFlockOwnerComeFromReleaseFlags) {
+  op::Release release{};
+  release.in.fh = 3;
+  release.in.flags = O_RDWR | O_APPEND;
+  release.in.lock_owner = 0xabc;  // present, but not flagged valid
+  EXPECT_EQ(release.fh(), 3u);
+  EXPECT_EQ(release.flags(), O_RDWR | O_APPEND);
+  EXPECT_FALSE(release.flush());
+  EXPECT_FALSE(release.lock_owner().has_value());
+
+  release.in.release_flags = wire::kReleaseFlush | wire::kReleaseFlockUnlock;
+  EXPECT_TRUE(release.flush());
+  EXPECT_EQ(release.lock_owner(), 0xabcu);
+}
+
+TEST(ReadWriteAccessors, GiveTheLockOwnerOnlyWhenFlaggedValid) {
+  op::Read read{};
+  read.in.lock_owner = 0x55;
+  EXPECT_FALSE(read.lock_owner().has_value());
+  read.in.read_flags = wire::kReadLockOwner;
+  EXPECT_EQ(read.lock_owner(), 0x55u);
+
+  op::Write write{};
+  write.in.lock_owner = 0x66;
+  write.in.write_flags = wire::kWriteCache | wire::kWriteKillSuidGid;
+  EXPECT_TRUE(write.writeback());
+  EXPECT_TRUE(write.kill_suid_gid());
+  EXPECT_FALSE(write.lock_owner().has_value());
+  write.in.write_flags = wire::kWriteLockOwner;
+  EXPECT_FALSE(write.writeback());
+  EXPECT_EQ(write.lock_owner(), 0x66u);
+}
+
+TEST(PollAccessors, GiveTheKernelHandleOnlyWhenTheCallerWaits) {
+  op::Poll poll{};
+  poll.in.kh = 42;
+  EXPECT_FALSE(poll.kernel_handle().has_value());
+  poll.in.flags = wire::kPollScheduleNotify;
+  EXPECT_EQ(poll.kernel_handle(), 42u);
 }
 
 TEST(Timeout, ComesFromAChronoDuration) {
