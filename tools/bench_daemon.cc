@@ -21,6 +21,7 @@
 #include "daemon/control_socket.h"
 #include "tools/bench_child.h"
 #include "tools/bench_system.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
 
@@ -76,8 +77,8 @@ DaemonProcess::DaemonProcess(DaemonProcess&& other) noexcept
 DaemonProcess::~DaemonProcess() { (void)Stop(); }
 
 absl::Status DaemonProcess::AwaitControl() {
-  const absl::Time deadline = absl::Now() + kStartTimeout;
-  while (absl::Now() < deadline && !StopRequested()) {
+  const Deadline deadline(kStartTimeout);
+  while (!deadline.passed() && !StopRequested()) {
     if ((exit_status_ = ReapChild(pid_, false))) {
       return absl::UnavailableError(absl::StrFormat("%s %s before serving:\n%s", launch_.binary,
                                                     DescribeExit(*exit_status_), LogText()));
@@ -96,8 +97,8 @@ absl::Status DaemonProcess::AwaitControl() {
 std::optional<int> DaemonProcess::EndChild() {
   if (exit_status_) return exit_status_;
   ::kill(pid_, SIGTERM);
-  const absl::Time deadline = absl::Now() + kStopTimeout;
-  while (!(exit_status_ = ReapChild(pid_, false)) && absl::Now() < deadline) {
+  const Deadline deadline(kStopTimeout);
+  while (!(exit_status_ = ReapChild(pid_, false)) && !deadline.passed()) {
     absl::SleepFor(kPollInterval);
   }
   if (!exit_status_) {
@@ -122,10 +123,10 @@ absl::Status DaemonProcess::Stop() {
 }
 
 absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request) const {
-  const absl::Time start = absl::Now();
+  const Stopwatch stopwatch;
   absl::StatusOr<std::string> reply =
       daemon::SendControlRequest(launch_.mountpoint, request, kControlTimeout);
-  const absl::Duration round_trip = absl::Now() - start;
+  const absl::Duration round_trip = stopwatch.elapsed();
   if (!reply.ok()) return reply.status();
   absl::StatusOr<daemon::ControlFields> fields = daemon::ParseControlReply(*reply);
   if (!fields.ok()) {

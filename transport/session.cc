@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "ringfuse/wire.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/session_impl.h"
 #include "transport/sync_init_thread.h"
@@ -206,8 +207,8 @@ void SessionImpl::Stop() {
     // A lazy unmount leaves the connection alive while clients hold files open; then end it.
     // Only while it is alive: once it has ended the id may already name another filesystem's
     // connection.
-    const absl::Time deadline = absl::Now() + kGraceAfterUnmount;
-    while (ConnectionAlive(mount_->dev_fd()) && absl::Now() < deadline) {
+    const Deadline grace(kGraceAfterUnmount);
+    while (ConnectionAlive(mount_->dev_fd()) && !grace.passed()) {
       absl::SleepFor(absl::Milliseconds(5));
     }
     if (ConnectionAlive(mount_->dev_fd())) {
