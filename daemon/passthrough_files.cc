@@ -13,7 +13,6 @@
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
 #include "daemon/thread_buffer.h"
-#include "transport/dev_fuse.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -58,27 +57,21 @@ int SpecialFileError(int path_fd) {
 
 }  // namespace
 
-void PassthroughFs::AttachDevice(int dev_fd) { dev_fd_.store(dev_fd, std::memory_order_release); }
-
 absl::Status PassthroughFs::CheckPassthroughWorks() const {
   if (!passthrough_agreed_) {
     return absl::FailedPreconditionError(
         "-o passthrough: the kernel did not offer FUSE_PASSTHROUGH at INIT (Linux 6.9+ with "
         "CONFIG_FUSE_PASSTHROUGH is needed)");
   }
-  const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (dev_fd < 0) {
-    return absl::FailedPreconditionError("-o passthrough: AttachDevice was not called");
-  }
   // A memfd stands in for a backing file: registering one needs nothing from SOURCE.
   UniqueFd probe(::memfd_create("ringfused-passthrough-probe", MFD_CLOEXEC));
   if (!probe.valid()) return absl::InternalError("memfd_create failed for the passthrough probe");
-  absl::StatusOr<int32_t> id = OpenBacking(dev_fd, probe.get());
-  if (!id.ok()) {
+  absl::StatusOr<BackingFile> backing = backing_files_.Open(probe.get());
+  if (!backing.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrFormat("-o passthrough cannot work here: %s", id.status().message()));
+        absl::StrFormat("-o passthrough cannot work here: %s", backing.status().message()));
   }
-  return CloseBacking(dev_fd, *id);
+  return backing->Close();
 }
 
 int PassthroughFs::BackingFlags(uint32_t flags) const {
@@ -95,10 +88,9 @@ int PassthroughFs::BackingFlags(uint32_t flags) const {
 
 int PassthroughFs::NewHandle(UniqueFd fd, int flags, bool direct, wire::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
-  const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (options_.passthrough && dev_fd >= 0 && !SetId(handle->fd())) {
-    absl::StatusOr<int32_t> id =
-        backing_ids_.Acquire(dev_fd, handle->fd(), handle->dev(), handle->ino(), Writes(flags));
+  if (options_.passthrough && !SetId(handle->fd())) {
+    absl::StatusOr<int32_t> id = backing_ids_.Acquire(backing_files_, handle->fd(), handle->dev(),
+                                                      handle->ino(), Writes(flags));
     if (id.ok()) {
       // The kernel transfers the data itself, through the backing file as this open made it:
       // O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), and one backing file
@@ -295,10 +287,7 @@ void PassthroughFs::Release(const RequestContext&, const op::Release& args, Empt
   const std::shared_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
   if (handle == nullptr) return reply.Error(EBADF);
   owner_locks_.Released(args.in.fh);
-  const int dev_fd = dev_fd_.load(std::memory_order_acquire);
-  if (handle->passthrough() && dev_fd >= 0) {
-    backing_ids_.Release(dev_fd, handle->dev(), handle->ino());
-  }
+  if (handle->passthrough()) backing_ids_.Release(handle->dev(), handle->ino());
   reply.Ok();
 }
 

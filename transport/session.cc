@@ -93,8 +93,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::Start(const SessionOpt
   absl::StatusOr<std::unique_ptr<SessionImpl>> mounted = MountWithSession(options, handler);
   if (!mounted.ok()) return mounted.status();
   std::unique_ptr<SessionImpl> session = std::move(*mounted);
-  if (absl::Status status =
-          options.mount.sync_init ? session->CheckInit() : session->ServeInit(options.init_timeout);
+  if (absl::Status status = options.mount.sync_init ? session->CheckInit(options.backing_files)
+                                                    : session->ServeInit(options);
       !status.ok()) {
     return WithUringHint(status, options.transport);
   }
@@ -141,7 +141,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::MountWithSession(
   return session;
 }
 
-absl::Status SessionImpl::ServeInit(absl::Duration timeout) {
+absl::Status SessionImpl::ServeInit(const SessionOptions& options) {
+  const absl::Duration timeout = options.init_timeout;
   const int fd = mount_->dev_fd();
   pollfd wait{fd, POLLIN, 0};
   const int ready = ::poll(&wait, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
@@ -155,16 +156,23 @@ absl::Status SessionImpl::ServeInit(absl::Duration timeout) {
   const ssize_t length = ::read(fd, buffer.data(), buffer.size());
   if (length < 0) return ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
   dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)), Delivery{});
-  return CheckInit();
+  return CheckInit(options.backing_files);
 }
 
-absl::Status SessionImpl::CheckInit() {
+absl::Status SessionImpl::CheckInit(BackingFiles* backing_files) {
   if (dispatcher_.state() != ConnectionState::kRunning) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "INIT with the kernel failed for %s: %s", mount_->mountpoint(), diagnostics_.last()));
   }
   notifier_ = std::make_unique<Notifier>(mount_->dev_fd(), dispatcher_.negotiated());
   dispatcher_.set_notify_reply_sink(notifier_.get());
+  if (backing_files == nullptr) return absl::OkStatus();
+  if (absl::Status bound = BindBacking(*backing_files->connection_, mount_->dev_fd(),
+                                       dispatcher_.negotiated().Has(wire::init_flag::kPassthrough));
+      !bound.ok()) {
+    return bound;
+  }
+  backing_ = backing_files->connection_;
   return absl::OkStatus();
 }
 
@@ -222,6 +230,7 @@ void SessionImpl::Stop() {
 SessionImpl::~SessionImpl() {
   Stop();
   Wait();
+  if (backing_) UnbindBacking(*backing_);
 }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ringfuse/backing.h"
 #include "ringfuse/export.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/init.h"
@@ -35,6 +36,9 @@ struct SessionOptions {
   absl::Duration init_timeout = absl::Seconds(10);
   // Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
   RequestObserver* observer = nullptr;
+  /// Bound to this session's connection from INIT to the session's end, for kernel passthrough
+  /// (see backing.h); must outlive the session, and serves one session at a time.
+  BackingFiles* backing_files = nullptr;
 };
 
 class Session {

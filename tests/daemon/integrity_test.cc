@@ -151,8 +151,10 @@ class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
     options.source = source_->path();
     fs_ = std::make_unique<PassthroughFs>(
         UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
+    SessionOptions session = daemon::MakeSessionOptions(options);
+    session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ServedMount>> mount =
-        ServedMount::Start(*fs_, GetParam(), daemon::MakeSessionOptions(options));
+        ServedMount::Start(*fs_, GetParam(), session);
     if (!mount.ok()) return mount.status();
     mount_ = std::move(*mount);
     return absl::OkStatus();
@@ -218,7 +220,6 @@ TEST_P(IntegrityThroughPassthrough, KernelPassthrough) {
   if (const absl::Status mounted = Mount(options); !mounted.ok()) {
     RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mounted);
   }
-  fs_->AttachDevice(mount_->session().dev_fd());
   if (const absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
     RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
   }

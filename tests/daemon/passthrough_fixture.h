@@ -45,9 +45,10 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
     if (mount_options) mount_options->source = source_;
     fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
                                           options);
+    SessionOptions session = MakeSessionOptions(mount_options.value_or(options));
+    session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
-        ringfuse::testing::ServedMount::Start(*fs_, GetParam(),
-                                              MakeSessionOptions(mount_options.value_or(options)));
+        ringfuse::testing::ServedMount::Start(*fs_, GetParam(), session);
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
   }

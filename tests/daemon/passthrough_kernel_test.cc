@@ -52,11 +52,12 @@ class KernelPassthrough : public PassthroughMountTest {
     options.read_only = read_only;
     fs_ = std::make_unique<PassthroughFs>(UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)),
                                           options);
+    SessionOptions session = MakeSessionOptions(options);
+    session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
-        ringfuse::testing::ServedMount::Start(*fs_, GetParam(), MakeSessionOptions(options));
+        ringfuse::testing::ServedMount::Start(*fs_, GetParam(), session);
     if (!mount.ok()) RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mount.status());
     mount_ = std::move(*mount);
-    fs_->AttachDevice(mount_->session().dev_fd());
     if (absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
       RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
     }

@@ -225,7 +225,6 @@ TEST_P(PassthroughSetid, ChangesByOtherUsersClearTheBitsAsNatively) {
     configuration.options.allow_other = true;
     ASSERT_NO_FATAL_FAILURE(Mount(configuration.options));
     if (configuration.options.passthrough) {
-      fs_->AttachDevice(mount_->session().dev_fd());
       ASSERT_TRUE(fs_->CheckPassthroughWorks().ok());
     }
 
