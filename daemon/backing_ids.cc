@@ -3,20 +3,19 @@
 #include <fcntl.h>
 
 #include "daemon/backing.h"
-#include "transport/dev_fuse.h"
 #include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
-absl::StatusOr<int32_t> BackingIds::Acquire(int dev_fd, int handle_fd, dev_t dev, ino_t ino,
-                                            bool writes) {
+absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, int handle_fd,
+                                            dev_t dev, ino_t ino, bool writes) {
   absl::MutexLock lock(&mutex_);
   if (auto known = shared_.find({dev, ino}); known != shared_.end()) {
     if (writes && !known->second.writable) {
       return absl::FailedPreconditionError("the shared backing file is read-only");
     }
     ++known->second.opens;
-    return known->second.id;
+    return known->second.backing.id();
   }
   // Opened as the daemon: the client's own open, as the caller, already passed the checks.
   bool writable = !read_only_;
@@ -29,18 +28,19 @@ absl::StatusOr<int32_t> BackingIds::Acquire(int dev_fd, int handle_fd, dev_t dev
     return absl::UnavailableError("no backing file to share for writing");
   }
   // The kernel keeps its own reference to the file; ours closes on return.
-  absl::StatusOr<int32_t> id = internal::OpenBacking(dev_fd, backing.get());
-  if (!id.ok()) return id.status();
-  shared_[{dev, ino}] = Shared{*id, writable, 1};
-  return *id;
+  absl::StatusOr<BackingFile> registered = backing_files.Open(backing.get());
+  // Not FailedPrecondition, which is the answer for a read-only shared file alone.
+  if (!registered.ok()) return absl::UnavailableError(registered.status().message());
+  const int32_t id = registered->id();
+  shared_[{dev, ino}] = Shared{std::move(*registered), writable, 1};
+  return id;
 }
 
-void BackingIds::Release(int dev_fd, dev_t dev, ino_t ino) {
+void BackingIds::Release(dev_t dev, ino_t ino) {
   absl::MutexLock lock(&mutex_);
   auto known = shared_.find({dev, ino});
   if (known == shared_.end() || --known->second.opens > 0) return;
-  (void)internal::CloseBacking(dev_fd, known->second.id);
-  shared_.erase(known);
+  shared_.erase(known);  // its BackingFile closes the registration
 }
 
 }  // namespace ringfuse::daemon

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "ringfuse/backing.h"
 
 namespace ringfuse::daemon {
 
@@ -28,18 +29,19 @@ class BackingIds {
   // `read_only`: no open of the mount may write (they are refused EROFS before they get here).
   explicit BackingIds(bool read_only) : read_only_(read_only) {}
 
-  // The backing id for the inode `handle_fd` is open on, registering it on `dev_fd` first if no
-  // open of that inode holds one. FailedPrecondition if `writes` but the registered shared file
-  // is read-only (it was a running executable, say, when it was opened): that open must fail,
-  // since the kernel accepts no other kind of open of the inode. Another error when nothing is
-  // registered and registering failed: the caller may serve that open itself.
-  absl::StatusOr<int32_t> Acquire(int dev_fd, int handle_fd, dev_t dev, ino_t ino, bool writes);
+  // The backing id for the inode `handle_fd` is open on, registering it with `backing_files`
+  // first if no open of that inode holds one. FailedPrecondition if `writes` but the registered
+  // shared file is read-only (it was a running executable, say, when it was opened): that open must
+  // fail, since the kernel accepts no other kind of open of the inode. Another error when nothing
+  // is registered and registering failed: the caller may serve that open itself.
+  absl::StatusOr<int32_t> Acquire(const BackingFiles& backing_files, int handle_fd, dev_t dev,
+                                  ino_t ino, bool writes);
   // One open of (dev, ino) ended; the registration is closed when it was the last.
-  void Release(int dev_fd, dev_t dev, ino_t ino);
+  void Release(dev_t dev, ino_t ino);
 
  private:
   struct Shared {
-    int32_t id;
+    BackingFile backing;
     bool writable;
     uint32_t opens;
   };

@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "ringfuse/log.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 
 namespace ringfuse::daemon {
@@ -96,12 +98,12 @@ absl::StatusOr<internal::UniqueFd> Listen(const std::string& path) {
 }
 
 // Reads up to the first newline, all of it within `deadline`.
-absl::StatusOr<std::string> ReadLine(int fd, absl::Time deadline) {
+absl::StatusOr<std::string> ReadLine(int fd, const internal::Deadline& deadline) {
   std::string line;
   char buffer[512];
   for (;;) {
-    const int wait_ms =
-        static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
+    const int wait_ms = static_cast<int>(std::min<int64_t>(
+        std::numeric_limits<int>::max(), absl::ToInt64Milliseconds(deadline.left())));
     pollfd readable{fd, POLLIN, 0};
     const int ready = ::poll(&readable, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
@@ -218,7 +220,8 @@ void ControlServer::ServeOne(int connection) {
     (void)WriteAll(connection, "error only root and the daemon's user may control it\n");
     return;
   }
-  absl::StatusOr<std::string> request = ReadLine(connection, absl::Now() + kServerRequestBound);
+  absl::StatusOr<std::string> request =
+      ReadLine(connection, internal::Deadline(kServerRequestBound));
   const std::string reply =
       request.ok() ? answer_(*request) : "error " + std::string(request.status().message());
   if (absl::Status status = WriteAll(connection, reply + "\n"); !status.ok()) {
@@ -240,7 +243,7 @@ absl::StatusOr<std::string> SendControlRequest(const std::string& mountpoint,
 
 absl::StatusOr<std::string> SendControlRequestTo(dev_t device, std::string_view request,
                                                  absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
+  const internal::Deadline deadline(timeout);
   for (const std::string& directory : SocketDirectories()) {
     const std::string path = SocketPath(directory, device);
     absl::StatusOr<sockaddr_un> address = AddressOf(path);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "transport/deadline.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -74,7 +75,7 @@ absl::StatusOr<InvalidationReport> Invalidate(Notifier& notifier, const KernelCa
   Tally tally;
   tally.report.entries = cache.entries.size();
   tally.report.inodes = cache.nodeids.size();
-  const absl::Time start = absl::Now();
+  const internal::Stopwatch stopwatch;
   switch (method) {
     case InvalidationMethod::kNone: break;
     case InvalidationMethod::kEpoch:
@@ -101,7 +102,7 @@ absl::StatusOr<InvalidationReport> Invalidate(Notifier& notifier, const KernelCa
     tally.Count(notifier.Send(EncodeNotifyIncEpoch()));
     tally.report.epoch_fallback = true;
   }
-  tally.report.elapsed = absl::Now() - start;
+  tally.report.elapsed = stopwatch.elapsed();
   if (!tally.first_error.ok()) {
     return absl::Status(tally.first_error.code(),
                         absl::StrFormat("%s invalidation: %s", InvalidationMethodName(method),

@@ -8,8 +8,8 @@
 namespace ringfuse::daemon {
 namespace {
 
-constexpr absl::Duration kFirstRetry = absl::Milliseconds(1);
-constexpr absl::Duration kLongestRetry = absl::Milliseconds(64);
+constexpr std::chrono::milliseconds kFirstRetry{1};
+constexpr std::chrono::milliseconds kLongestRetry{64};
 
 static_assert(LockWaiter::kMaxWaits <= internal::UringCmdTransport::kMaxLateRequestsPerQueue,
               "waits that all come from one CPU must leave its uring-cmd queue free entries");
@@ -21,9 +21,9 @@ LockWaiter::LockWaiter() : thread_(&LockWaiter::Run, this) {}
 
 LockWaiter::~LockWaiter() {
   {
-    absl::MutexLock lock(&mutex_);
+    std::lock_guard lock(mutex_);
     stopping_ = true;
-    woken_ = true;
+    Wake();
   }
   thread_.join();
 }
@@ -34,13 +34,13 @@ LockWaiter::~LockWaiter() {
 void LockWaiter::Wait(const RequestContext& context, Attempt attempt, EmptyReply reply) {
   const uint32_t uid = context.header.uid;
   {
-    absl::MutexLock lock(&mutex_);
+    std::lock_guard lock(mutex_);
     if (pending_.size() < kMaxWaits && waits_by_user_[uid] < kMaxWaitsPerUser) {
-      pending_.push_back(std::make_shared<Pending>(
-          Pending{context.header.unique, uid, std::move(attempt), std::move(reply),
-                  context.Interrupted(), kFirstRetry, absl::Now() + kFirstRetry}));
+      pending_.push_back(std::make_shared<Pending>(Pending{
+          context.header.unique, uid, std::move(attempt), std::move(reply), context.Interrupted(),
+          kFirstRetry, internal::MonotonicClock::now() + kFirstRetry}));
       ++waits_by_user_[uid];  // counted once it is pending: a failed allocation leaves no count
-      woken_ = true;
+      Wake();
       return;
     }
     if (waits_by_user_[uid] == 0) waits_by_user_.erase(uid);
@@ -50,31 +50,36 @@ void LockWaiter::Wait(const RequestContext& context, Attempt attempt, EmptyReply
 }
 
 void LockWaiter::Interrupt(uint64_t unique) {
-  absl::MutexLock lock(&mutex_);
+  std::lock_guard lock(mutex_);
   for (const std::shared_ptr<Pending>& wait : pending_) {
     if (wait->unique != unique) continue;
     wait->interrupted = true;
-    woken_ = true;
+    Wake();
   }
 }
 
 size_t LockWaiter::pending() const {
-  absl::ReaderMutexLock lock(&mutex_);
+  std::lock_guard lock(mutex_);
   return pending_.size();
 }
 
+void LockWaiter::Wake() {
+  woken_ = true;
+  changed_.notify_one();
+}
+
 void LockWaiter::Run() {
-  absl::MutexLock lock(&mutex_);
+  Lock lock(mutex_);
   while (true) {
-    mutex_.AwaitWithDeadline(absl::Condition(&woken_), NextTry());
+    changed_.wait_until(lock, NextTry(), [this] { return woken_; });
     woken_ = false;
     if (stopping_) break;
-    const Waits done = RetryDue();
+    const Waits done = RetryDue(lock);
     if (done.empty()) continue;
     // Answered without the mutex: an answer goes to the transport, which need not wait for us.
-    mutex_.Unlock();
+    lock.unlock();
     for (const std::shared_ptr<Pending>& wait : done) Answer(*wait);
-    mutex_.Lock();
+    lock.lock();
   }
   for (const std::shared_ptr<Pending>& wait : pending_) {
     wait->result = EINTR;
@@ -83,16 +88,18 @@ void LockWaiter::Run() {
   pending_.clear();
 }
 
-absl::Time LockWaiter::NextTry() const {
-  absl::Time next = absl::InfiniteFuture();
+internal::MonotonicClock::time_point LockWaiter::NextTry() const {
+  internal::MonotonicClock::time_point next = internal::MonotonicClock::time_point::max();
   for (const std::shared_ptr<Pending>& wait : pending_) {
-    next = std::min(next, wait->interrupted ? absl::InfinitePast() : wait->next_try);
+    // An interrupted wait is due at once: the clock's epoch is always past.
+    next =
+        std::min(next, wait->interrupted ? internal::MonotonicClock::time_point() : wait->next_try);
   }
   return next;
 }
 
-LockWaiter::Waits LockWaiter::RetryDue() {
-  const absl::Time now = absl::Now();
+LockWaiter::Waits LockWaiter::RetryDue(Lock& lock) {
+  const internal::MonotonicClock::time_point now = internal::MonotonicClock::now();
   Waits due;
   std::vector<bool> interrupted;
   for (const std::shared_ptr<Pending>& wait : pending_) {
@@ -102,13 +109,13 @@ LockWaiter::Waits LockWaiter::RetryDue() {
   }
   // Each attempt is one non-blocking fcntl, but there may be hundreds: Wait() and Interrupt()
   // do not wait for them. The waits stay pending meanwhile, so an Interrupt still finds them.
-  mutex_.Unlock();
+  lock.unlock();
   for (size_t i = 0; i < due.size(); ++i) {
     due[i]->result = interrupted[i] ? EINTR : due[i]->attempt();
   }
-  mutex_.Lock();
+  lock.lock();
 
-  const absl::Time after = absl::Now();
+  const internal::MonotonicClock::time_point after = internal::MonotonicClock::now();
   Waits done;
   for (const std::shared_ptr<Pending>& wait : due) {
     if (wait->result == EAGAIN && wait->interrupted) wait->result = EINTR;
@@ -116,7 +123,8 @@ LockWaiter::Waits LockWaiter::RetryDue() {
       done.push_back(wait);
       continue;
     }
-    wait->interval = std::min(wait->interval * 2, kLongestRetry);
+    wait->interval =
+        std::min<internal::MonotonicClock::duration>(wait->interval * 2, kLongestRetry);
     wait->next_try = after + wait->interval;
   }
   Remove(done);
@@ -133,7 +141,7 @@ void LockWaiter::Remove(const Waits& done) {
   std::erase_if(pending_,
                 [](const std::shared_ptr<Pending>& wait) { return wait->result != EAGAIN; });
   if (!granted) return;
-  const absl::Time soon = absl::Now() + kFirstRetry;
+  const internal::MonotonicClock::time_point soon = internal::MonotonicClock::now() + kFirstRetry;
   for (const std::shared_ptr<Pending>& wait : pending_) {
     wait->interval = kFirstRetry;
     wait->next_try = std::min(wait->next_try, soon);

@@ -22,17 +22,18 @@
 // the other transports hold nothing for a request answered late.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/reply.h"
+#include "transport/deadline.h"
 
 namespace ringfuse::daemon {
 
@@ -66,27 +67,34 @@ class LockWaiter {
     Attempt attempt;  // used by the waiter's thread alone
     EmptyReply reply;
     bool interrupted;
-    absl::Duration interval;
-    absl::Time next_try;
+    internal::MonotonicClock::duration interval;
+    internal::MonotonicClock::time_point next_try;
     int result = EAGAIN;
   };
   using Waits = std::vector<std::shared_ptr<Pending>>;
+  using Lock = std::unique_lock<std::mutex>;
 
   void Run();
-  // The earliest retry due, or the infinite future when nothing waits.
-  absl::Time NextTry() const ABSL_SHARED_LOCKS_REQUIRED(mutex_);
+  // The earliest retry due, or the end of time when nothing waits. Called with the mutex held, as
+  // are RetryDue and Remove.
+  internal::MonotonicClock::time_point NextTry() const;
   // Retries the waits that are due once, without the mutex while they run; removes those that
   // are done and returns them.
-  Waits RetryDue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  Waits RetryDue(Lock& lock);
   // Takes `done` out of the pending waits; after a grant, retries the others soon.
-  void Remove(const Waits& done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Remove(const Waits& done);
+  // Under the mutex: wakes the waiter's thread to look at the waits again.
+  void Wake();
   static void Answer(Pending& wait);
 
-  mutable absl::Mutex mutex_;
-  Waits pending_ ABSL_GUARDED_BY(mutex_);
-  absl::flat_hash_map<uint32_t, size_t> waits_by_user_ ABSL_GUARDED_BY(mutex_);
-  bool woken_ ABSL_GUARDED_BY(mutex_) = false;  // a wait came, was interrupted, or stopping_
-  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  // The members below it are guarded by mutex_. A wait ends by the monotonic clock: absl::Mutex
+  // waits (in the Abseil of Debian 12) end by the wall clock, which may jump.
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  Waits pending_;
+  absl::flat_hash_map<uint32_t, size_t> waits_by_user_;
+  bool woken_ = false;  // a wait came, was interrupted, or stopping_
+  bool stopping_ = false;
   std::thread thread_;
 };
 

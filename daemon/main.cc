@@ -126,6 +126,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
   if (options.mode == Mode::kRevisions) running.fs->inodes().TrackEntries();
   SessionOptions session_options = MakeSessionOptions(options);
   if (options.debug) session_options.observer = &running.tracer;
+  if (options.passthrough) session_options.backing_files = &running.fs->backing_files();
   if (trace_file.valid()) {
     running.trace = std::make_unique<JsonTraceWriter>(trace_file.release());
     session_options.observer = running.trace.get();
@@ -141,7 +142,6 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
     });
   }
   if (options.passthrough) {
-    running.fs->AttachDevice(running.session->dev_fd());
     if (absl::Status works = running.fs->CheckPassthroughWorks(); !works.ok()) return works;
   }
   if (options.mode == Mode::kRevisions) return StartControl(running, *served, options);

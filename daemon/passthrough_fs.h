@@ -27,6 +27,7 @@
 #include "daemon/lock_waiter.h"
 #include "daemon/options.h"
 #include "daemon/owner_locks.h"
+#include "ringfuse/backing.h"
 #include "ringfuse/handler.h"
 
 namespace ringfuse::daemon {
@@ -38,10 +39,9 @@ class PassthroughFs : public Handler {
 
   void Init(const Negotiated& negotiated) override;
 
-  // Kernel passthrough (-o passthrough): the connection's /dev/fuse fd, set right after
-  // Session::Start. Regular files opened from then on are handed to the kernel, which reads and
-  // writes them without asking the daemon; opens before it are served by the daemon.
-  void AttachDevice(int dev_fd);
+  // Kernel passthrough (-o passthrough): for SessionOptions::backing_files. Regular files are
+  // handed to the kernel, which reads and writes them without asking the daemon.
+  BackingFiles& backing_files() { return backing_files_; }
   // Asks the kernel to drop unused nodes (NOTIFY_PRUNE, 7.45; queued, never blocking), for the
   // nodes the daemon cannot close itself, having neither handle nor name (inode_table.h): past a
   // quarter of the fd limit, the least recently used are named. Set once, right after
@@ -175,7 +175,6 @@ class PassthroughFs : public Handler {
   const DaemonOptions options_;
   bool dont_mask_ = false;           // from Init, before any other request
   bool passthrough_agreed_ = false;  // likewise
-  std::atomic<int> dev_fd_{-1};      // for kernel passthrough; -1 until AttachDevice
   Pruner pruner_;                    // set once by SetPruner, then only read
   std::atomic<bool> pruner_set_{false};
   std::atomic<int64_t> last_prune_{0};  // steady_clock ticks of the last prune asked for
@@ -187,6 +186,7 @@ class PassthroughFs : public Handler {
   HandleRegistry<DirHandle> open_dirs_;
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
+  BackingFiles backing_files_;  // before the ids it registers
   BackingIds backing_ids_{options_.read_only};
 };
 

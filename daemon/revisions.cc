@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 
 namespace ringfuse::daemon {
@@ -86,10 +87,10 @@ absl::StatusOr<PublishReport> Publisher::Publish(std::string_view revision,
   if (!root.ok()) return root.status();
   absl::MutexLock lock(&mutex_);
   PublishReport report{std::string(revision), method, {}, {}};
-  const absl::Time start = absl::Now();
+  const internal::Stopwatch stopwatch;
   const KernelCache cache = table_.ReplaceRoot(std::move(*root));
   current_ = std::string(revision);
-  report.switch_time = absl::Now() - start;
+  report.switch_time = stopwatch.elapsed();
   absl::StatusOr<InvalidationReport> invalidation = Invalidate(notifier_, cache, method);
   if (!invalidation.ok()) {
     return absl::Status(invalidation.status().code(),

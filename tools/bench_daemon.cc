@@ -21,6 +21,7 @@
 #include "daemon/control_socket.h"
 #include "tools/bench_child.h"
 #include "tools/bench_system.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
 
@@ -77,8 +78,8 @@ DaemonProcess::DaemonProcess(DaemonProcess&& other) noexcept
 DaemonProcess::~DaemonProcess() { (void)Stop(); }
 
 absl::Status DaemonProcess::AwaitControl() {
-  const absl::Time deadline = absl::Now() + kStartTimeout;
-  while (absl::Now() < deadline && !StopRequested()) {
+  const internal::Deadline deadline(kStartTimeout);
+  while (!deadline.passed() && !StopRequested()) {
     if ((exit_status_ = ReapChild(pid_, false))) {
       return absl::UnavailableError(absl::StrFormat("%s %s before serving:\n%s", launch_.binary,
                                                     DescribeExit(*exit_status_), LogText()));
@@ -97,8 +98,8 @@ absl::Status DaemonProcess::AwaitControl() {
 std::optional<int> DaemonProcess::EndChild() {
   if (exit_status_) return exit_status_;
   ::kill(pid_, SIGTERM);
-  const absl::Time deadline = absl::Now() + kStopTimeout;
-  while (!(exit_status_ = ReapChild(pid_, false)) && absl::Now() < deadline) {
+  const internal::Deadline deadline(kStopTimeout);
+  while (!(exit_status_ = ReapChild(pid_, false)) && !deadline.passed()) {
     absl::SleepFor(kPollInterval);
   }
   if (!exit_status_) {
@@ -123,10 +124,10 @@ absl::Status DaemonProcess::Stop() {
 }
 
 absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request) const {
-  const absl::Time start = absl::Now();
+  const internal::Stopwatch stopwatch;
   absl::StatusOr<std::string> reply =
       daemon::SendControlRequest(launch_.mountpoint, request, kControlTimeout);
-  const absl::Duration round_trip = absl::Now() - start;
+  const absl::Duration round_trip = stopwatch.elapsed();
   if (!reply.ok()) return reply.status();
   absl::StatusOr<daemon::ControlFields> fields = daemon::ParseControlReply(*reply);
   if (!fields.ok()) {

@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "ringfuse/session.h"
 #include "tools/null_fs.h"
+#include "transport/deadline.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -29,11 +29,11 @@ double Median(std::vector<double> values) {
 
 // Microseconds per message for `count` calls of `send`, each of which must come back NotFound.
 double TimePerMessage(int count, const std::function<absl::Status(int)>& send, bool& all_absent) {
-  const absl::Time start = absl::Now();
+  const internal::Stopwatch stopwatch;
   for (int i = 0; i < count; ++i) {
     if (!absl::IsNotFound(send(i))) all_absent = false;
   }
-  return absl::ToDoubleMicroseconds(absl::Now() - start) / count;
+  return absl::ToDoubleMicroseconds(stopwatch.elapsed()) / count;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "tools/bench_child.h"
 #include "tools/bench_system.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
 
@@ -40,9 +41,9 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 
 // Waits for the child to end, at most `timeout`.
 std::optional<int> ReapWithin(pid_t pid, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
+  const internal::Deadline deadline(timeout);
   std::optional<int> status;
-  while (!(status = ReapChild(pid, false)) && absl::Now() < deadline) absl::SleepFor(kPollInterval);
+  while (!(status = ReapChild(pid, false)) && !deadline.passed()) absl::SleepFor(kPollInterval);
   return status;
 }
 
@@ -91,8 +92,8 @@ MountedDaemon::MountedDaemon(MountedDaemon&& other) noexcept
 MountedDaemon::~MountedDaemon() { (void)Stop(); }
 
 absl::Status MountedDaemon::AwaitMount() {
-  const absl::Time deadline = absl::Now() + kMountTimeout;
-  while (absl::Now() < deadline && !StopRequested()) {
+  const internal::Deadline deadline(kMountTimeout);
+  while (!deadline.passed() && !StopRequested()) {
     if ((exit_status_ = ReapChild(pid_, false))) {
       return absl::UnavailableError(absl::StrFormat("the daemon %s before mounting:\n%s",
                                                     DescribeExit(*exit_status_), LogText()));

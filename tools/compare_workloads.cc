@@ -25,6 +25,7 @@
 #include "tools/compare_tree.h"
 #include "tools/null_fs.h"
 #include "tools/percentile.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
 
@@ -72,9 +73,9 @@ LoopOutcome RunTimedLoops(int threads, absl::Duration duration, const Operation&
       total += done;
     });
   }
-  const absl::Time deadline = absl::Now() + duration;
-  while (!stop && absl::Now() < deadline && !StopRequested()) {
-    absl::SleepFor(std::min(absl::Milliseconds(20), deadline - absl::Now()));
+  const internal::Deadline deadline(duration);
+  while (!stop && !deadline.passed() && !StopRequested()) {
+    absl::SleepFor(std::min(absl::Milliseconds(20), deadline.left()));
   }
   stop = true;
   for (std::thread& worker : workers) worker.join();
@@ -247,8 +248,8 @@ absl::StatusOr<WorkloadResult> SequentialRead(const WorkloadTarget& target) {
   const auto buffer = PageAlignedBuffer(kMiB);
   uint64_t bytes = 0, reads = 0;
   const Clock::time_point start = Clock::now();
-  const absl::Time deadline = absl::Now() + target.duration;
-  while (absl::Now() < deadline && !StopRequested()) {
+  const internal::Deadline deadline(target.duration);
+  while (!deadline.passed() && !StopRequested()) {
     const ssize_t got = ::read(fd.get(), buffer.get(), kMiB);
     if (got < 0) return internal::ErrnoStatus(errno, "read " + path);
     if (got == 0) break;
@@ -272,9 +273,9 @@ absl::StatusOr<WorkloadResult> SequentialWrite(const WorkloadTarget& target) {
   }
   uint64_t writes = 0;
   const Clock::time_point start = Clock::now();
-  const absl::Time deadline = absl::Now() + target.duration;
+  const internal::Deadline deadline(target.duration);
   absl::Status status;
-  while (writes < static_cast<uint64_t>(target.big_file_mib) && absl::Now() < deadline &&
+  while (writes < static_cast<uint64_t>(target.big_file_mib) && !deadline.passed() &&
          !StopRequested() && status.ok()) {
     const ssize_t written = ::write(fd.get(), block.get(), kMiB);
     if (written != static_cast<ssize_t>(kMiB))

@@ -1,9 +1,8 @@
 #include "tools/proc_stats.h"
 
-#include <unistd.h>
+#include <time.h>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/numbers.h"
@@ -13,19 +12,10 @@
 namespace ringfuse::tools {
 
 double ProcessCpuMicros(pid_t pid) {
-  std::ifstream file(absl::StrFormat("/proc/%d/stat", pid));
-  std::string text((std::istreambuf_iterator<char>(file)), {});
-  // The command name in parentheses may hold spaces: fields are counted after its ')'.
-  const size_t close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  double ticks = 0;
-  for (int i = 3; fields >> field && i <= 15; ++i) {
-    double value = 0;
-    if ((i == 14 || i == 15) && absl::SimpleAtod(field, &value)) ticks += value;
-  }
-  return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  clockid_t clock;
+  timespec used;
+  if (::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &used) != 0) return 0;
+  return static_cast<double>(used.tv_sec) * 1e6 + static_cast<double>(used.tv_nsec) / 1e3;
 }
 
 std::optional<double> PeakRssMib(pid_t pid) {

@@ -1,5 +1,5 @@
-// What /proc says about a server process: the CPU time it used (all its threads: the kernel sums
-// them in /proc/<pid>/stat) and its peak resident memory.
+// What the kernel says about a server process: the CPU time it used (all its threads, from its
+// process CPU clock) and its peak resident memory (from /proc).
 #pragma once
 
 #include <sys/types.h>
@@ -8,7 +8,8 @@
 
 namespace ringfuse::tools {
 
-// utime + stime of a process, in microseconds (clock-tick resolution), or 0 if it is gone.
+// User and system CPU time of a process, all its threads summed, in microseconds, or 0 if it is
+// gone.
 double ProcessCpuMicros(pid_t pid);
 
 // VmHWM of a process in MiB, or nothing if it is gone.

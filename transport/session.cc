@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "ringfuse/wire.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/session_impl.h"
 #include "transport/sync_init_thread.h"
@@ -94,8 +95,8 @@ absl::StatusOr<std::unique_ptr<internal::SessionImpl>> internal::SessionImpl::St
       MountWithSession(options, handler);
   if (!mounted.ok()) return mounted.status();
   std::unique_ptr<internal::SessionImpl> session = std::move(*mounted);
-  if (absl::Status status =
-          options.mount.sync_init ? session->CheckInit() : session->ServeInit(options.init_timeout);
+  if (absl::Status status = options.mount.sync_init ? session->CheckInit(options.backing_files)
+                                                    : session->ServeInit(options);
       !status.ok()) {
     return WithUringHint(status, options.transport);
   }
@@ -145,7 +146,8 @@ absl::StatusOr<std::unique_ptr<internal::SessionImpl>> internal::SessionImpl::Mo
   return session;
 }
 
-absl::Status internal::SessionImpl::ServeInit(absl::Duration timeout) {
+absl::Status internal::SessionImpl::ServeInit(const SessionOptions& options) {
+  const absl::Duration timeout = options.init_timeout;
   const int fd = mount_->dev_fd();
   pollfd wait{fd, POLLIN, 0};
   const int ready = ::poll(&wait, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
@@ -160,16 +162,24 @@ absl::Status internal::SessionImpl::ServeInit(absl::Duration timeout) {
   if (length < 0) return internal::ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
   dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)),
                        internal::Delivery{});
-  return CheckInit();
+  return CheckInit(options.backing_files);
 }
 
-absl::Status internal::SessionImpl::CheckInit() {
+absl::Status internal::SessionImpl::CheckInit(BackingFiles* backing_files) {
   if (dispatcher_.state() != internal::ConnectionState::kRunning) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "INIT with the kernel failed for %s: %s", mount_->mountpoint(), diagnostics_.last()));
   }
   notifier_ = std::make_unique<Notifier>(mount_->dev_fd(), dispatcher_.negotiated());
   dispatcher_.set_notify_reply_sink(notifier_.get());
+  if (backing_files == nullptr) return absl::OkStatus();
+  if (absl::Status bound =
+          internal::BindBacking(*backing_files->connection_, mount_->dev_fd(),
+                                dispatcher_.negotiated().Has(wire::init_flag::kPassthrough));
+      !bound.ok()) {
+    return bound;
+  }
+  backing_ = backing_files->connection_;
   return absl::OkStatus();
 }
 
@@ -213,8 +223,8 @@ void internal::SessionImpl::Stop() {
     // A lazy unmount leaves the connection alive while clients hold files open; then end it.
     // Only while it is alive: once it has ended the id may already name another filesystem's
     // connection.
-    const absl::Time deadline = absl::Now() + kGraceAfterUnmount;
-    while (ConnectionAlive(mount_->dev_fd()) && absl::Now() < deadline) {
+    const internal::Deadline grace(kGraceAfterUnmount);
+    while (ConnectionAlive(mount_->dev_fd()) && !grace.passed()) {
       absl::SleepFor(absl::Milliseconds(5));
     }
     if (ConnectionAlive(mount_->dev_fd())) {
@@ -228,6 +238,7 @@ void internal::SessionImpl::Stop() {
 internal::SessionImpl::~SessionImpl() {
   Stop();
   Wait();
+  if (backing_) internal::UnbindBacking(*backing_);
 }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,

@@ -9,6 +9,7 @@
 
 #include "protocol/dispatcher.h"
 #include "ringfuse/session.h"
+#include "transport/backing_connection.h"
 #include "transport/dev_fuse_channel.h"
 #include "transport/log.h"
 #include "transport/mount.h"
@@ -53,8 +54,9 @@ class SessionImpl {
   // thread while mount() waits for it.
   static absl::StatusOr<std::unique_ptr<SessionImpl>> MountWithSession(
       const SessionOptions& options, Handler& handler);
-  absl::Status ServeInit(absl::Duration timeout);
-  absl::Status CheckInit();
+  absl::Status ServeInit(const SessionOptions& options);
+  // Once INIT is agreed: the notifier, and the backing files bound to the connection.
+  absl::Status CheckInit(BackingFiles* backing_files);
   absl::Status StartTransport(const SessionOptions& options);
 
   std::optional<Mount> mount_;  // set once mounted
@@ -63,6 +65,7 @@ class SessionImpl {
   Dispatcher dispatcher_;
   std::unique_ptr<Notifier> notifier_;  // created once INIT has told us the kernel's version
   std::unique_ptr<Transport> transport_;
+  std::shared_ptr<BackingConnection> backing_;  // unbound before the /dev/fuse fd closes
   std::string transport_choice_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> aborted_{false};

@@ -2,6 +2,7 @@
 /// Everything a filesystem built on ringfuse needs, in one include.
 #pragma once
 
+#include "ringfuse/backing.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/json_trace.h"
 #include "ringfuse/log.h"

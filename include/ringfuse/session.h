@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ringfuse/backing.h"
 #include "ringfuse/export.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/init.h"
@@ -20,7 +21,7 @@
 
 // Declared outside the public region: the internals keep hidden visibility.
 namespace ringfuse::internal {
-class SessionImpl;
+class internal::SessionImpl;
 }  // namespace ringfuse::internal
 
 RINGFUSE_PUBLIC_BEGIN
@@ -37,6 +38,9 @@ struct SessionOptions {
   absl::Duration init_timeout = absl::Seconds(10);
   /// Sees every request and reply from INIT on (a tracer, -d); must outlive the session.
   RequestObserver* observer = nullptr;
+  /// Bound to this session's connection from INIT to the session's end, for kernel passthrough
+  /// (see backing.h); must outlive the session, and serves one session at a time.
+  BackingFiles* backing_files = nullptr;
 };
 
 /// One mounted FUSE filesystem being served (see the file's description).

@@ -147,19 +147,21 @@ class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
 
   // `options.source` only names the mount (mount(2) refuses an empty one); the served directory
   // is the fd given to PassthroughFs, and ServedMount picks the mountpoint.
-  absl::Status Mount(DaemonOptions options) {
+  absl::Status internal::Mount(DaemonOptions options) {
     options.source = source_->path();
     fs_ = std::make_unique<PassthroughFs>(
         internal::UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
+    SessionOptions session = daemon::MakeSessionOptions(options);
+    session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ServedMount>> mount =
-        ServedMount::Start(*fs_, GetParam(), daemon::MakeSessionOptions(options));
+        ServedMount::Start(*fs_, GetParam(), session);
     if (!mount.ok()) return mount.status();
     mount_ = std::move(*mount);
     return absl::OkStatus();
   }
 
   void MountAndExercise(const DaemonOptions& options, OpKinds refused = {}) {
-    const absl::Status mounted = Mount(options);
+    const absl::Status mounted = internal::Mount(options);
     ASSERT_TRUE(mounted.ok()) << mounted;
     ExerciseEverySeed(refused);
   }
@@ -215,10 +217,9 @@ TEST_P(IntegrityThroughPassthrough, WritebackCache) {
 TEST_P(IntegrityThroughPassthrough, KernelPassthrough) {
   DaemonOptions options;
   options.passthrough = true;
-  if (const absl::Status mounted = Mount(options); !mounted.ok()) {
+  if (const absl::Status mounted = internal::Mount(options); !mounted.ok()) {
     RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mounted);
   }
-  fs_->AttachDevice(mount_->session().dev_fd());
   if (const absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
     RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
   }

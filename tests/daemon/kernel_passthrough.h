@@ -16,7 +16,6 @@
 #include "ringfuse/wire.h"
 #include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"
-#include "transport/dev_fuse.h"
 
 namespace ringfuse::daemon {
 
@@ -31,6 +30,7 @@ inline std::optional<std::string> WhyKernelRefusesPassthrough() {
   PassthroughFs fs(internal::UniqueFd(::open(source.path().c_str(), O_PATH | O_CLOEXEC)), options);
   SessionOptions session = MakeSessionOptions(options);
   session.init.required_flags &= ~wire::init_flag::kPassthrough;  // ask, do not insist
+  session.backing_files = &fs.backing_files();
   absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
       ringfuse::testing::ServedMount::Start(fs, TransportKind::kThreads, session);
   if (!mount.ok()) return std::nullopt;
@@ -42,12 +42,8 @@ inline std::optional<std::string> WhyKernelRefusesPassthrough() {
         agreed.kernel_minor);
   }
   internal::UniqueFd probe(::memfd_create("ringfuse-passthrough-probe", MFD_CLOEXEC));
-  absl::StatusOr<int32_t> id = internal::OpenBacking((*mount)->session().dev_fd(), probe.get());
-  if (!id.ok()) {
-    if (absl::IsPermissionDenied(id.status())) return std::string(id.status().message());
-    return std::nullopt;
-  }
-  (void)internal::CloseBacking((*mount)->session().dev_fd(), *id);
+  absl::StatusOr<BackingFile> backing = fs.backing_files().Open(probe.get());
+  if (absl::IsPermissionDenied(backing.status())) return std::string(backing.status().message());
   return std::nullopt;
 }
 

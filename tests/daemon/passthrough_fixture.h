@@ -40,15 +40,16 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
 
   // Mounts SOURCE served with `options`; the kernel mounts it as `mount_options` say, by
   // default the same (source and mountpoint are filled in here).
-  void Mount(DaemonOptions options = {},
+  void internal::Mount(DaemonOptions options = {},
                        std::optional<DaemonOptions> mount_options = {}) {
     options.source = source_;
     if (mount_options) mount_options->source = source_;
     fs_ = std::make_unique<PassthroughFs>(
         internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+    SessionOptions session = MakeSessionOptions(mount_options.value_or(options));
+    session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
-        ringfuse::testing::ServedMount::Start(*fs_, GetParam(),
-                                              MakeSessionOptions(mount_options.value_or(options)));
+        ringfuse::testing::ServedMount::Start(*fs_, GetParam(), session);
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
   }
@@ -90,7 +91,7 @@ class MountedPassthroughTest : public PassthroughMountTest {
   void SetUp() override {
     PassthroughMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    Mount();
+    internal::Mount();
   }
 };
 

@@ -52,11 +52,12 @@ class KernelPassthrough : public PassthroughMountTest {
     options.read_only = read_only;
     fs_ = std::make_unique<PassthroughFs>(
         internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+    SessionOptions session = MakeSessionOptions(options);
+    session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =
-        ringfuse::testing::ServedMount::Start(*fs_, GetParam(), MakeSessionOptions(options));
+        ringfuse::testing::ServedMount::Start(*fs_, GetParam(), session);
     if (!mount.ok()) RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mount.status());
     mount_ = std::move(*mount);
-    fs_->AttachDevice(mount_->session().dev_fd());
     if (absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
       RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
     }
@@ -89,7 +90,7 @@ TEST_P(KernelPassthrough, WithoutItTheDaemonServesTheIo) {
   Unmount();
   DaemonOptions options;
   options.cache = false;
-  ASSERT_NO_FATAL_FAILURE(Mount(options));
+  ASSERT_NO_FATAL_FAILURE(internal::Mount(options));
   WriteFile(Mounted("file"), "served");
   EXPECT_EQ(ReadFile(Mounted("file")), "served");
   EXPECT_GT(fs_->reads_served(), 0u);
