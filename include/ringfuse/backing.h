@@ -42,7 +42,9 @@ class BackingFile {
   /// Registers nothing.
   BackingFile() = default;
   ~BackingFile();
+  /// Takes over `other`'s registration; `other` then registers nothing.
   BackingFile(BackingFile&& other) noexcept;
+  /// Closes this handle's registration, then takes over `other`'s.
   BackingFile& operator=(BackingFile&& other) noexcept;
   BackingFile(const BackingFile&) = delete;
   BackingFile& operator=(const BackingFile&) = delete;
