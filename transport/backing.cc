@@ -7,8 +7,7 @@
 
 namespace ringfuse::internal {
 
-absl::Status internal::BindBacking(internal::BackingConnection& backing, int dev_fd,
-                                   bool passthrough) {
+absl::Status BindBacking(BackingConnection& backing, int dev_fd, bool passthrough) {
   absl::MutexLock lock(&backing.mutex);
   if (backing.dev_fd >= 0) {
     return absl::FailedPreconditionError(
@@ -20,7 +19,7 @@ absl::Status internal::BindBacking(internal::BackingConnection& backing, int dev
   return absl::OkStatus();
 }
 
-void internal::UnbindBacking(internal::BackingConnection& backing) {
+void UnbindBacking(BackingConnection& backing) {
   absl::MutexLock lock(&backing.mutex);
   backing.dev_fd = -1;
 }

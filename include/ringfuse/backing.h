@@ -26,8 +26,8 @@
 
 // Declared outside the public region: the internals keep hidden visibility.
 namespace ringfuse::internal {
-class internal::SessionImpl;
-struct internal::BackingConnection;
+class SessionImpl;
+struct BackingConnection;
 }  // namespace ringfuse::internal
 
 RINGFUSE_PUBLIC_BEGIN
