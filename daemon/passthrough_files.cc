@@ -17,7 +17,7 @@
 namespace ringfuse::daemon {
 namespace {
 
-bool Writes(uint32_t flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
+bool Writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
 
 // HANDLE_KILLPRIV_V2 leaves clearing set-user-ID and set-group-ID to the daemon: it makes each
 // change as the caller, without CAP_FSETID unless the kernel says the caller has it (the
@@ -74,10 +74,10 @@ absl::Status PassthroughFs::CheckPassthroughWorks() const {
   return backing->Close();
 }
 
-int PassthroughFs::BackingFlags(uint32_t flags) const {
+int PassthroughFs::BackingFlags(int flags) const {
   // O_DIRECT goes to a second fd of its own (NewHandle): on this one it would fail the
   // unaligned transfers, the kernel's writeback and msync among them, that FUSE passes on.
-  int backing = static_cast<int>(flags) & ~O_DIRECT;
+  int backing = flags & ~O_DIRECT;
   if (options_.writeback_cache) {
     // The kernel reads pages around partial writes and places appends itself.
     if ((backing & O_ACCMODE) == O_WRONLY) backing = (backing & ~O_ACCMODE) | O_RDWR;
@@ -117,18 +117,17 @@ int PassthroughFs::NewHandle(internal::UniqueFd fd, int flags, bool direct, wire
 }
 
 void PassthroughFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
-  if (options_.read_only && Writes(args.in.flags)) return reply.Error(EROFS);
+  if (options_.read_only && Writes(args.flags())) return reply.Error(EROFS);
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
   if (const int error = SpecialFileError(inode->path.get()); error != 0) return reply.Error(error);
-  const int flags = BackingFlags(args.in.flags);
-  internal::UniqueFd fd(OpenBackingFile(
-      context, inode->path.get(), flags,
-      CallerKeeps(!(flags & O_TRUNC) || (args.in.open_flags & wire::kOpenKillSuidGid))));
+  const int flags = BackingFlags(args.flags());
+  internal::UniqueFd fd(OpenBackingFile(context, inode->path.get(), flags,
+                                        CallerKeeps(!(flags & O_TRUNC) || args.kill_suid_gid())));
   if (!fd.valid()) return reply.Error(errno);
   wire::OpenOut open;
   if (const int error =
-          NewHandle(std::move(fd), flags & ~kOpenForExec, args.in.flags & O_DIRECT, open);
+          NewHandle(std::move(fd), flags & ~kOpenForExec, args.flags() & O_DIRECT, open);
       error != 0) {
     return reply.Error(error);
   }
@@ -180,9 +179,9 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
   if (const int error = ChangeableDirectory(context.nodeid(), args.name, dir); error != 0) {
     return reply.Error(error);
   }
-  const int flags = BackingFlags(args.in.flags);
+  const int flags = BackingFlags(args.flags());
   internal::UniqueFd fd(CreateOrOpen(context, dir->path.get(), std::string(args.name), flags,
-                                     args.in.mode, args.in.umask));
+                                     args.mode(), args.umask()));
   if (!fd.valid()) return reply.Error(errno);
   wire::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
@@ -190,7 +189,7 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
   }
   wire::OpenOut open;
   if (const int error =
-          NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL), args.in.flags & O_DIRECT, open);
+          NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL), args.flags() & O_DIRECT, open);
       error != 0) {
     inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
     return reply.Error(error);
@@ -204,9 +203,9 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   if (options_.read_only) return reply.Error(EROFS);
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
   if (dir == nullptr) return reply.Error(errno);
-  const int flags = BackingFlags(args.in.flags & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
-  internal::UniqueFd fd(CallAsCaller(context, CreateUmask(args.in.umask), [&] {
-    return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.in.mode);
+  const int flags = BackingFlags(args.flags() & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
+  internal::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()), [&] {
+    return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.mode());
   }));
   if (!fd.valid()) return reply.Error(errno);
   Found found;
@@ -216,8 +215,7 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   }
   const wire::EntryOut entry = EntryFor(found);
   wire::OpenOut open;
-  if (const int error =
-          NewHandle(std::move(fd), flags & ~O_TMPFILE, args.in.flags & O_DIRECT, open);
+  if (const int error = NewHandle(std::move(fd), flags & ~O_TMPFILE, args.flags() & O_DIRECT, open);
       error != 0) {
     inodes_.Forget(entry.nodeid, 1);
     return reply.Error(error);
@@ -227,13 +225,13 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
 
 void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {
   reads_.fetch_add(1, std::memory_order_relaxed);
-  const MutableBytes buffer = ThreadBuffer(args.in.size);
-  if (buffer.size() < args.in.size) return reply.Error(ENOMEM);
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  const MutableBytes buffer = ThreadBuffer(args.size());
+  if (buffer.size() < args.size()) return reply.Error(ENOMEM);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  const int fd = file->TransferFd(args.in.offset, buffer.size(), buffer.data());
+  const int fd = file->TransferFd(args.offset(), buffer.size(), buffer.data());
   const ssize_t length =
-      ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(args.in.offset));
+      ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(args.offset()));
   if (length < 0) return reply.Error(errno);
   reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
 }
@@ -247,23 +245,23 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
 void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (options_.read_only) return reply.Error(EROFS);
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   // The kernel's writeback (WRITE_CACHE) goes through whichever handle it picks: it is no
   // O_DIRECT transfer of the client's, and pinning the request's pages for one could take the
   // mmap lock on its way.
-  const int fd = args.in.write_flags & wire::kWriteCache
+  const int fd = args.writeback()
                      ? file->fd()
-                     : file->TransferFd(args.in.offset, args.data.size(), args.data.data());
+                     : file->TransferFd(args.offset(), args.data.size(), args.data.data());
   ssize_t written = -1;
   if (CallAsCaller(
           context, kCreatesNothing,
           [&] {
-            written = ::pwrite(fd, args.data.data(), args.data.size(),
-                               static_cast<off_t>(args.in.offset));
+            written =
+                ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.offset()));
             return written < 0 ? -1 : 0;
           },
-          CallerKeeps(args.in.write_flags & wire::kWriteKillSuidGid)) != 0) {
+          CallerKeeps(args.kill_suid_gid())) != 0) {
     return reply.Error(errno);
   }
   reply.Ok(static_cast<uint64_t>(written));
@@ -271,23 +269,23 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
 
 // A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
 void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  owner_locks_.Drop(*file, args.in.lock_owner);
+  owner_locks_.Drop(*file, args.lock_owner());
   reply.Ok();
 }
 
 void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  if (Sync(file->fd(), args.in.fsync_flags) != 0) return reply.Error(errno);
+  if (Sync(file->fd(), args.datasync()) != 0) return reply.Error(errno);
   reply.Ok();
 }
 
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
-  const std::shared_ptr<FileHandle> handle = open_files_.Take(args.in.fh);
+  const std::shared_ptr<FileHandle> handle = open_files_.Take(args.fh());
   if (handle == nullptr) return reply.Error(EBADF);
-  owner_locks_.Released(args.in.fh);
+  owner_locks_.Released(args.fh());
   if (handle->passthrough()) backing_ids_.Release(handle->dev(), handle->ino());
   reply.Ok();
 }
@@ -298,12 +296,12 @@ void PassthroughFs::Release(const RequestContext&, const op::Release& args, Empt
 void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate& args,
                               EmptyReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const int fd = file->fd();
   if (CallAsCaller(context, kCreatesNothing, [&] {
-        return ::fallocate(fd, static_cast<int>(args.in.mode), static_cast<off_t>(args.in.offset),
-                           static_cast<off_t>(args.in.length));
+        return ::fallocate(fd, args.mode(), static_cast<off_t>(args.offset()),
+                           static_cast<off_t>(args.length()));
       }) != 0) {
     return reply.Error(errno);
   }
@@ -313,10 +311,9 @@ void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate
 // SEEK_DATA and SEEK_HOLE need the backing file's extents; the fd's own offset is never used
 // for I/O (pread/pwrite), so moving it is harmless.
 void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.in.fh);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  const off_t offset =
-      ::lseek(file->fd(), static_cast<off_t>(args.in.offset), static_cast<int>(args.in.whence));
+  const off_t offset = ::lseek(file->fd(), static_cast<off_t>(args.offset()), args.whence());
   if (offset < 0) return reply.Error(errno);
   reply.Ok(static_cast<uint64_t>(offset));
 }
@@ -324,17 +321,17 @@ void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekRep
 void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyFileRange& args,
                                   CountReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
-  loff_t in_offset = static_cast<loff_t>(args.in.off_in);
-  loff_t out_offset = static_cast<loff_t>(args.in.off_out);
-  const std::shared_ptr<FileHandle> in_file = open_files_.Find(args.in.fh_in);
-  const std::shared_ptr<FileHandle> out_file = open_files_.Find(args.in.fh_out);
+  loff_t in_offset = static_cast<loff_t>(args.offset_in());
+  loff_t out_offset = static_cast<loff_t>(args.offset_out());
+  const std::shared_ptr<FileHandle> in_file = open_files_.Find(args.fh_in());
+  const std::shared_ptr<FileHandle> out_file = open_files_.Find(args.fh_out());
   if (in_file == nullptr || out_file == nullptr) return reply.Error(EBADF);
   const int in = in_file->fd();
   const int out = out_file->fd();
   ssize_t copied = -1;
   if (CallAsCaller(context, kCreatesNothing, [&] {
-        copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.in.len,
-                                   static_cast<unsigned>(args.in.flags));
+        copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.length(),
+                                   static_cast<unsigned>(args.flags()));
         return copied < 0 ? -1 : 0;
       }) != 0) {
     return reply.Error(errno);

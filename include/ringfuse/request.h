@@ -104,7 +104,7 @@ struct SetTime {
 struct Setattr {
   wire::SetattrIn in;  ///< the raw request
 
-  /// The new permission bits (chmod).
+  /// The new mode (chmod): the file type bits come too; the permissions are its low 07777.
   std::optional<uint32_t> mode() const { return Field(wire::kFattrMode, in.mode); }
   /// The new owner (chown).
   std::optional<uint32_t> uid() const { return Field(wire::kFattrUid, in.uid); }
@@ -128,8 +128,8 @@ struct Setattr {
   std::optional<SetTime> ctime() const {
     return Time(wire::kFattrCtime, 0, in.ctime, in.ctimensec);
   }
-  /// A write or truncate by someone else than the owner: clear setuid and setgid
-  /// (HANDLE_KILLPRIV_V2).
+  /// Clear setuid and setgid (HANDLE_KILLPRIV_V2): the kernel asks it for a chown of a
+  /// non-directory, and for a truncate by a caller without CAP_FSETID.
   bool kill_suid_gid() const { return (in.valid & wire::kFattrKillSuidGid) != 0; }
 
  private:

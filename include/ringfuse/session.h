@@ -21,7 +21,7 @@
 
 // Declared outside the public region: the internals keep hidden visibility.
 namespace ringfuse::internal {
-class internal::SessionImpl;
+class SessionImpl;
 }  // namespace ringfuse::internal
 
 RINGFUSE_PUBLIC_BEGIN

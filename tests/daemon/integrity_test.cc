@@ -147,7 +147,7 @@ class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
 
   // `options.source` only names the mount (mount(2) refuses an empty one); the served directory
   // is the fd given to PassthroughFs, and ServedMount picks the mountpoint.
-  absl::Status internal::Mount(DaemonOptions options) {
+  absl::Status Mount(DaemonOptions options) {
     options.source = source_->path();
     fs_ = std::make_unique<PassthroughFs>(
         internal::UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
@@ -161,7 +161,7 @@ class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
   }
 
   void MountAndExercise(const DaemonOptions& options, OpKinds refused = {}) {
-    const absl::Status mounted = internal::Mount(options);
+    const absl::Status mounted = Mount(options);
     ASSERT_TRUE(mounted.ok()) << mounted;
     ExerciseEverySeed(refused);
   }
@@ -217,7 +217,7 @@ TEST_P(IntegrityThroughPassthrough, WritebackCache) {
 TEST_P(IntegrityThroughPassthrough, KernelPassthrough) {
   DaemonOptions options;
   options.passthrough = true;
-  if (const absl::Status mounted = internal::Mount(options); !mounted.ok()) {
+  if (const absl::Status mounted = Mount(options); !mounted.ok()) {
     RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(mounted);
   }
   if (const absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {

@@ -40,7 +40,7 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
 
   // Mounts SOURCE served with `options`; the kernel mounts it as `mount_options` say, by
   // default the same (source and mountpoint are filled in here).
-  void internal::Mount(DaemonOptions options = {},
+  void Mount(DaemonOptions options = {},
                        std::optional<DaemonOptions> mount_options = {}) {
     options.source = source_;
     if (mount_options) mount_options->source = source_;
@@ -91,7 +91,7 @@ class MountedPassthroughTest : public PassthroughMountTest {
   void SetUp() override {
     PassthroughMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    internal::Mount();
+    Mount();
   }
 };
 

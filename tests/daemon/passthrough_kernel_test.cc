@@ -90,7 +90,7 @@ TEST_P(KernelPassthrough, WithoutItTheDaemonServesTheIo) {
   Unmount();
   DaemonOptions options;
   options.cache = false;
-  ASSERT_NO_FATAL_FAILURE(internal::Mount(options));
+  ASSERT_NO_FATAL_FAILURE(Mount(options));
   WriteFile(Mounted("file"), "served");
   EXPECT_EQ(ReadFile(Mounted("file")), "served");
   EXPECT_GT(fs_->reads_served(), 0u);

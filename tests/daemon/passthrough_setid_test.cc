@@ -223,7 +223,7 @@ TEST_P(PassthroughSetid, ChangesByOtherUsersClearTheBitsAsNatively) {
     ASSERT_EQ(::mkdir(native.c_str(), 0755), 0);
     ASSERT_EQ(::mkdir(Source(configuration.name).c_str(), 0755), 0);
     configuration.options.allow_other = true;
-    ASSERT_NO_FATAL_FAILURE(internal::Mount(configuration.options));
+    ASSERT_NO_FATAL_FAILURE(Mount(configuration.options));
     if (configuration.options.passthrough) {
       ASSERT_TRUE(fs_->CheckPassthroughWorks().ok());
     }
