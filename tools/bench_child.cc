@@ -7,8 +7,6 @@
 
 #include <cerrno>
 
-#include "absl/strings/str_format.h"
-
 namespace ringfuse::tools {
 
 void BecomeDaemonChild(int log_fd, pid_t benchmark) {
@@ -27,11 +25,6 @@ std::optional<int> ReapChild(pid_t pid, bool block) {
   } while (done < 0 && errno == EINTR);
   if (done != pid) return std::nullopt;
   return status;
-}
-
-std::string DescribeExit(int status) {
-  if (WIFSIGNALED(status)) return absl::StrFormat("was killed by signal %d", WTERMSIG(status));
-  return absl::StrFormat("exited with status %d", WEXITSTATUS(status));
 }
 
 }  // namespace ringfuse::tools

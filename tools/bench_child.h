@@ -5,7 +5,6 @@
 #include <sys/types.h>
 
 #include <optional>
-#include <string>
 
 namespace ringfuse::tools {
 
@@ -17,8 +16,5 @@ void BecomeDaemonChild(int log_fd, pid_t benchmark);
 // The child's wait status once it has ended, or nothing while it runs (or if it cannot be
 // waited for).
 std::optional<int> ReapChild(pid_t pid, bool block);
-
-// "exited with status N" or "was killed by signal N".
-std::string DescribeExit(int status);
 
 }  // namespace ringfuse::tools

@@ -24,6 +24,7 @@
 #include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
+#include "transport/wait_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -82,7 +83,8 @@ absl::Status DaemonProcess::AwaitControl() {
   while (!deadline.passed() && !StopRequested()) {
     if ((exit_status_ = ReapChild(pid_, false))) {
       return absl::UnavailableError(absl::StrFormat("%s %s before serving:\n%s", launch_.binary,
-                                                    DescribeExit(*exit_status_), LogText()));
+                                                    internal::DescribeExit(exit_status_),
+                                                    LogText()));
     }
     if (daemon::SendControlRequest(launch_.mountpoint, "status", kControlTimeout).ok()) {
       return absl::OkStatus();
@@ -115,12 +117,12 @@ absl::Status DaemonProcess::Stop() {
   pid_ = -1;
   // EINVAL: the daemon unmounted, as it should have; nothing is left there.
   const bool left_mounted = ::umount2(launch_.mountpoint.c_str(), MNT_DETACH) == 0;
-  if (status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0 && !left_mounted) {
+  if (internal::ExitedCleanly(status) && !left_mounted) {
     return absl::OkStatus();
   }
-  return absl::InternalError(absl::StrFormat(
-      "%s %s%s:\n%s", launch_.binary, status ? DescribeExit(*status) : "could not be waited for",
-      left_mounted ? " and left its mount behind (detached now)" : "", LogText()));
+  return absl::InternalError(
+      absl::StrFormat("%s %s%s:\n%s", launch_.binary, internal::DescribeExit(status),
+                      left_mounted ? " and left its mount behind (detached now)" : "", LogText()));
 }
 
 absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request) const {

@@ -20,6 +20,7 @@
 #include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
+#include "transport/wait_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -95,8 +96,8 @@ absl::Status MountedDaemon::AwaitMount() {
   const internal::Deadline deadline(kMountTimeout);
   while (!deadline.passed() && !StopRequested()) {
     if ((exit_status_ = ReapChild(pid_, false))) {
-      return absl::UnavailableError(absl::StrFormat("the daemon %s before mounting:\n%s",
-                                                    DescribeExit(*exit_status_), LogText()));
+      return absl::UnavailableError(absl::StrFormat(
+          "the daemon %s before mounting:\n%s", internal::DescribeExit(exit_status_), LogText()));
     }
     if (IsFuseMount(mountpoint_)) return absl::OkStatus();
     absl::SleepFor(kPollInterval);
@@ -123,12 +124,11 @@ absl::Status MountedDaemon::Stop() {
     exit_status_ = ReapChild(pid_, true);
   }
   pid_ = -1;
-  if (!killed && !left_mounted && WIFEXITED(*exit_status_) && WEXITSTATUS(*exit_status_) == 0) {
+  if (!killed && !left_mounted && internal::ExitedCleanly(exit_status_)) {
     return absl::OkStatus();
   }
   return absl::InternalError(
-      absl::StrFormat("the daemon %s%s%s:\n%s",
-                      exit_status_ ? DescribeExit(*exit_status_) : "could not be waited for",
+      absl::StrFormat("the daemon %s%s%s:\n%s", internal::DescribeExit(exit_status_),
                       killed ? " (SIGKILL after SIGTERM did not end it)" : "",
                       left_mounted ? " and left its mount behind (detached now)" : "", LogText()));
 }

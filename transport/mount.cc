@@ -26,6 +26,7 @@
 #include "ringfuse/log.h"
 #include "transport/dev_fuse.h"
 #include "transport/errno_status.h"
+#include "transport/wait_status.h"
 
 extern char** environ;
 
@@ -399,20 +400,9 @@ std::optional<int> WaitForExit(pid_t pid) {
   return status;
 }
 
-bool ExitedCleanly(std::optional<int> wait_status) {
-  return wait_status && WIFEXITED(*wait_status) && WEXITSTATUS(*wait_status) == 0;
-}
-
-std::string DescribeExit(std::optional<int> wait_status) {
-  if (!wait_status) return "exit status unknown";
-  if (WIFEXITED(*wait_status)) return absl::StrCat("exit status ", WEXITSTATUS(*wait_status));
-  if (WIFSIGNALED(*wait_status)) return absl::StrCat("killed by signal ", WTERMSIG(*wait_status));
-  return absl::StrCat("wait status ", *wait_status);
-}
-
 absl::Status FusermountMountFailed(std::optional<int> wait_status) {
-  const std::string failed = absl::StrFormat(
-      "fusermount3 failed (%s); it printed the reason on stderr", DescribeExit(wait_status));
+  const std::string failed =
+      absl::StrFormat("fusermount3 %s; it printed the reason on stderr", DescribeExit(wait_status));
   // The usual reason on a machine without udev: fusermount3 opens /dev/fuse as the user.
   if (access(kDevFusePath, R_OK | W_OK) != 0) {
     return absl::PermissionDeniedError(absl::StrFormat(
@@ -462,8 +452,7 @@ absl::Status UnmountWithFusermount(const std::string& mountpoint, bool lazy) {
   const std::optional<int> exit = WaitForExit(*pid);
   if (ExitedCleanly(exit)) return absl::OkStatus();
   return absl::UnknownError(
-      absl::StrFormat("cannot unmount %s: fusermount3 -u failed (%s); it printed the reason on "
-                      "stderr",
+      absl::StrFormat("cannot unmount %s: fusermount3 -u %s; it printed the reason on stderr",
                       mountpoint, DescribeExit(exit)));
 }
 

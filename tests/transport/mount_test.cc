@@ -740,8 +740,9 @@ TEST_F(MountTest, FusermountFailureGivesItsExitStatusAndWhatToDo) {
       CreateInChild(BecomeNobody, OptionsFor(mountpoint, MountMethod::kFusermount));
   ASSERT_EQ(report["error"], "");
   EXPECT_EQ(report["create_code"], "PERMISSION_DENIED");
-  EXPECT_THAT(report["create_message"], AllOf(HasSubstr(mountpoint), HasSubstr("exit status 1"),
-                                              HasSubstr("chmod 0666 /dev/fuse")));
+  EXPECT_THAT(report["create_message"],
+              AllOf(HasSubstr(mountpoint), HasSubstr("exited with status 1"),
+                    HasSubstr("chmod 0666 /dev/fuse")));
 }
 
 // ---- auto_unmount ----
