@@ -123,6 +123,34 @@ TEST(BackingFiles, WithoutPassthroughAgreedSaysSo) {
   EXPECT_GT(fs.reads(), 0);
 }
 
+// A registration held past its session's end must not close the next session's registration
+// of the same number: each connection numbers its backing ids afresh from 1.
+TEST(BackingFiles, AHandleOutlivingItsSessionClosesNothingOnTheNext) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  BackedFs fs;
+  internal::UniqueFd fd(::memfd_create("ringfuse-backing-test", MFD_CLOEXEC));
+  std::optional<BackingFile> stale;
+  {
+    absl::StatusOr<std::unique_ptr<ServedMount>> first = Serve(fs, /*passthrough=*/true);
+    ASSERT_TRUE(first.ok()) << first.status();
+    if (!(*first)->session().negotiated().Has(wire::init_flag::kPassthrough)) {
+      GTEST_SKIP() << "the kernel does not offer FUSE_PASSTHROUGH";
+    }
+    absl::StatusOr<BackingFile> registered = fs.backing_files().Open(fd.get());
+    ASSERT_TRUE(registered.ok()) << registered.status();
+    stale = std::move(*registered);
+  }
+  absl::StatusOr<std::unique_ptr<ServedMount>> second = Serve(fs, /*passthrough=*/true);
+  ASSERT_TRUE(second.ok()) << second.status();
+  absl::StatusOr<BackingFile> current = fs.backing_files().Open(fd.get());
+  ASSERT_TRUE(current.ok()) << current.status();
+  ASSERT_EQ(current->id(), stale->id()) << "the check below needs both ids to be one number";
+  stale.reset();
+  // The kernel answers a close of an id it no longer has with an error: this passes only if the
+  // stale handle left the registration alone.
+  EXPECT_TRUE(current->Close().ok()) << "the stale handle closed the current registration";
+}
+
 TEST(BackingFiles, OutsideASessionSaysSo) {
   BackingFiles backing_files;
   internal::UniqueFd fd(::memfd_create("ringfuse-backing-test", MFD_CLOEXEC));
