@@ -26,6 +26,7 @@
 #include "ringfuse/log.h"
 #include "transport/dev_fuse.h"
 #include "transport/errno_status.h"
+#include "transport/fd_passing.h"
 #include "transport/wait_status.h"
 
 extern char** environ;
@@ -416,28 +417,13 @@ absl::Status FusermountMountFailed(std::optional<int> wait_status) {
 // The /dev/fuse fd fusermount3 sends once mounted, or an invalid fd when it closed the socket
 // without one (it failed).
 absl::StatusOr<UniqueFd> ReceiveFd(int socket) {
-  char byte;
-  iovec data{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  msghdr message{};
-  message.msg_iov = &data;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
-  ssize_t received;
-  do {
-    received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
-  } while (received < 0 && errno == EINTR);
-  if (received < 0) return ErrnoStatus(errno, "receiving the /dev/fuse fd from fusermount3");
-  const cmsghdr* header = CMSG_FIRSTHDR(&message);
-  if (received == 0 || header == nullptr) return UniqueFd();
-  if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
-      header->cmsg_len != CMSG_LEN(sizeof(int))) {
-    return absl::InternalError("fusermount3 sent something other than one fd");
+  absl::StatusOr<ReceivedMessage> received = ReceiveWithFds(socket, 1, 1);
+  if (!received.ok()) {
+    return absl::Status(received.status().code(),
+                        absl::StrCat("fusermount3's /dev/fuse fd: ", received.status().message()));
   }
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(header), sizeof(fd));
-  return UniqueFd(fd);
+  if (received->fds.empty()) return UniqueFd();
+  return std::move(received->fds.front());
 }
 
 absl::Status UnmountWithFusermount(const std::string& mountpoint, bool lazy) {
