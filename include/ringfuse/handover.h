@@ -1,0 +1,79 @@
+/// \file
+/// Handing a live connection to another process, so that a daemon restarts or upgrades without
+/// unmounting and without a client call failing.
+///
+/// The old process calls Session::HandOver with one end of a unix socket (SOCK_SEQPACKET or
+/// SOCK_STREAM) and a callback that saves the application's state; the new process calls
+/// Session::TakeOver with the other end and a callback that restores it. Between the two, the
+/// kernel holds the requests clients make (they wait, nothing fails):
+///
+/// 1. The old session stops reading at a clean point and waits until every request it read has
+///    been answered (HandoverOptions::drain_timeout bounds the wait; past it the handover fails
+///    and the old session serves on).
+/// 2. `save` runs with no request in progress, and what it returns travels with the connection's
+///    /dev/fuse fd, what INIT agreed, and the mount's identity.
+/// 3. The new process runs `restore`, asks the kernel to send again whatever the old process
+///    read and did not answer (NOTIFY_RESEND: nothing, after a clean drain), starts its
+///    transport, and acknowledges.
+/// 4. On the acknowledgement the old session is over (Wait returns; the mount stays); without
+///    one (the new process died or refused), the old session resumes serving, so a takeover
+///    that fails halfway never leaves the mount without a server.
+///
+/// Transports: threads and uring hand over and take over. uring-cmd does not yet: on 6.18 the
+/// kernel does not resend requests held by ring entries, so HandOver refuses a uring-cmd session
+/// with an error saying so, and a taking-over session must not choose uring-cmd.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ringfuse/export.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
+namespace ringfuse {
+
+/// The application's part of a handover: bytes in any format it chooses, and the file
+/// descriptors they refer to (for example by index). The fds go over SCM_RIGHTS, so the new
+/// process gets the same open files (offsets, flags, OFD and flock locks included).
+struct HandoverPayload {
+  std::string bytes;  ///< the application's serialized state
+  /// Sent by HandOver, which leaves them open (they stay the caller's). In TakeOver's restore,
+  /// the received fds, which the callback then owns.
+  std::vector<int> fds;
+};
+
+/// How long HandOver waits for each step.
+struct HandoverOptions {
+  /// For the replies still owed when reading stops (a handler that answers later, from another
+  /// thread); past it the handover fails and the session serves on.
+  absl::Duration drain_timeout = absl::Seconds(5);
+  /// For the new process to restore its state and start serving.
+  absl::Duration takeover_timeout = absl::Seconds(60);
+};
+
+/// What one handover took, measured by the old process.
+struct HandoverReport {
+  /// From when the old process stopped reading requests to when the new one serves: the
+  /// longest a client call waited because of the handover.
+  absl::Duration pause;
+  absl::Duration save;        ///< spent in the save callback
+  size_t state_bytes = 0;     ///< of the application's payload
+  size_t state_fds = 0;       ///< of the application's payload
+  size_t drained_replies = 0; ///< replies that were still owed when reading stopped
+};
+
+/// Saves the application's state, called with no request in progress. An error cancels the
+/// handover (the session serves on) and is returned by HandOver.
+using SaveForHandover = std::function<absl::StatusOr<HandoverPayload>()>;
+/// Restores it in the new process before any request is served. An error cancels the takeover:
+/// TakeOver returns it and the old process serves on.
+using RestoreFromHandover = std::function<absl::Status(HandoverPayload payload)>;
+
+}  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END
