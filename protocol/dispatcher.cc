@@ -196,13 +196,17 @@ void Dispatcher::HandleInit(const wire::InHeader& header, const op::Init& init, 
     token.Error(EPROTO);
     return;
   }
-  negotiated_ = result->agreed;
+  Agree(result->agreed);
+  const ConstBytes reply = AsBytes(result->reply).first(InitOutSize(init.in.minor));
+  token.Send({reply});
+}
+
+void Dispatcher::Agree(const Negotiated& negotiated) {
+  negotiated_ = negotiated;
   parse_context_ = ParseContext{negotiated_.minor, negotiated_.Has(wire::init_flag::kSetxattrExt),
                                 negotiated_.MaxPayload(wishes_.page_size)};
   handler_.Init(negotiated_);
   state_.store(ConnectionState::kRunning, std::memory_order_release);
-  const ConstBytes reply = AsBytes(result->reply).first(InitOutSize(init.in.minor));
-  token.Send({reply});
 }
 
 void Dispatcher::HandleDestroy(ReplyToken token) {

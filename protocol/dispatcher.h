@@ -59,6 +59,10 @@ class Dispatcher {
   void set_notify_reply_sink(NotifyReplySink* sink) { notify_reply_sink_ = sink; }
   void set_observer(RequestObserver* observer) { observer_ = observer; }
 
+  // A connection taken over from another process, whose INIT that process answered: serves
+  // from now on as agreed then (the handler's Init is told, as after an INIT).
+  void Agree(const Negotiated& negotiated);
+
   ConnectionState state() const { return state_.load(std::memory_order_acquire); }
   // What INIT agreed; meaningful once state() is kRunning.
   const Negotiated& negotiated() const { return negotiated_; }

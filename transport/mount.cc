@@ -584,6 +584,22 @@ absl::Status Mount::MountWithFusermount(const MountOptions& options) {
   return absl::OkStatus();
 }
 
+Mount Mount::Adopt(UniqueFd dev_fd, std::string mountpoint, MountMethod method,
+                   uint32_t connection_id) {
+  Mount mount;
+  mount.dev_fd_ = std::move(dev_fd);
+  mount.mountpoint_ = std::move(mountpoint);
+  mount.method_ = method;
+  mount.connection_id_ = connection_id;
+  mount.mounted_ = true;
+  return mount;
+}
+
+void Mount::LeaveMounted() {
+  mounted_ = false;
+  dev_fd_.reset();
+}
+
 Mount::Mount(Mount&& other) noexcept { *this = std::move(other); }
 
 Mount& Mount::operator=(Mount&& other) noexcept {

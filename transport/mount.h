@@ -35,6 +35,11 @@ class Mount {
                                       const std::function<void(int dev_fd)>& before_mount = {},
                                       const std::function<void(bool mounted)>& after_mount = {});
 
+  // A mount made by another process, whose connection was handed over to this one (its
+  // /dev/fuse fd, `dev_fd`): unmounted by this process from now on, like one it made itself.
+  static Mount Adopt(UniqueFd dev_fd, std::string mountpoint, MountMethod method,
+                     uint32_t connection_id);
+
   Mount(Mount&& other) noexcept;
   Mount& operator=(Mount&& other) noexcept;
   Mount(const Mount&) = delete;
@@ -48,10 +53,16 @@ class Mount {
   // The method actually used (never kAuto).
   MountMethod method() const { return method_; }
   bool mounted() const { return mounted_; }
+  // fusermount3 waits, for auto_unmount, on a socket this process holds.
+  bool has_auto_unmount() const { return auto_unmount_helper_ >= 0; }
   // Whether the mountpoint still shows this connection's filesystem (not unmounted by anyone).
   bool StillMounted() const;
   // The connection's id under /sys/fs/fuse/connections (the minor of the mount's st_dev).
   uint32_t connection_id() const { return connection_id_; }
+
+  // The connection went to another process: this one leaves the mount in place, and closes its
+  // /dev/fuse fd (the other process holds its own).
+  void LeaveMounted();
 
   // umount2 (MNT_DETACH when lazy), or fusermount3 -u [-z] for a fusermount3 mount.
   absl::Status Unmount(bool lazy = false);

@@ -190,7 +190,12 @@ absl::Status internal::SessionImpl::StartTransport(const SessionOptions& options
       kind, internal::TransportContext{mount_->dev_fd(), dispatcher_, negotiated,
                                        options.transport_options});
   if (!transport.ok()) return transport.status();
-  transport_ = std::move(*transport);
+  serving_options_ = options;
+  kind_ = kind;
+  {
+    std::lock_guard lock(serving_mutex_);
+    transport_ = std::move(*transport);
+  }
   // Before Start: from then on the transport's threads dispatch, and the dispatcher is theirs.
   dispatcher_.set_interrupt_sink(&transport_->interrupt_sink());
   if (absl::Status status = transport_->Start(); !status.ok()) return status;
@@ -204,15 +209,29 @@ absl::Status internal::SessionImpl::StartTransport(const SessionOptions& options
 void internal::SessionImpl::Wait() {
   // call_once holds every other caller until the first has joined the threads.
   std::call_once(join_once_, [this] {
-    if (transport_) transport_->Join();
-    aborted_ = !stopping_ && mount_ && mount_->StillMounted();
+    std::unique_lock lock(serving_mutex_);
+    std::shared_ptr<Transport> serving = transport_;
+    while (serving) {
+      lock.unlock();
+      serving->Join();
+      lock.lock();
+      // A handover pauses the transport: its end then says nothing until the handover is over.
+      serving_changed_.wait(lock, [this] { return !pausing_; });
+      if (transport_ == serving) break;  // ended by itself or by Stop
+      serving = transport_;              // resumed on another, or none once handed over
+    }
+    aborted_ = !stopping_ && !handed_over_ && mount_ && mount_->StillMounted();
   });
 }
 
 void internal::SessionImpl::Stop() {
   std::call_once(stop_once_, [this] {
     stopping_ = true;
-    if (transport_) transport_->Stop();
+    {
+      std::lock_guard lock(serving_mutex_);
+      if (transport_) transport_->Stop();
+      if (handed_over_) return;  // the mount is another process's now
+    }
     if (!mount_) return;  // the mount failed: nothing to end
     const uint32_t connection = mount_->connection_id();
     if (mount_->mounted()) {
@@ -239,6 +258,21 @@ internal::SessionImpl::~SessionImpl() {
   Stop();
   Wait();
   if (backing_) internal::UnbindBacking(*backing_);
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::TakeOver(int socket,
+                                                           const SessionOptions& options,
+                                                           Handler& handler,
+                                                           const RestoreFromHandover& restore) {
+  absl::StatusOr<std::unique_ptr<internal::SessionImpl>> impl =
+      internal::SessionImpl::TakeOver(socket, options, handler, restore);
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<Session>(new Session(std::move(*impl)));
+}
+
+absl::StatusOr<HandoverReport> Session::HandOver(int socket, const SaveForHandover& save,
+                                                 const HandoverOptions& options) {
+  return impl_->HandOver(socket, save, options);
 }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(const SessionOptions& options,

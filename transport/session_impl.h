@@ -3,14 +3,17 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include "protocol/dispatcher.h"
+#include "ringfuse/handover.h"
 #include "ringfuse/session.h"
 #include "transport/backing_connection.h"
 #include "transport/dev_fuse_channel.h"
+#include "transport/handover_record.h"
 #include "transport/log.h"
 #include "transport/mount.h"
 #include "transport/transport.h"
@@ -24,8 +27,17 @@ class SessionImpl {
   // fails the mount and nothing is left mounted.
   static absl::StatusOr<std::unique_ptr<SessionImpl>> Start(const SessionOptions& options,
                                                             Handler& handler);
+  // Serves a connection another process hands over through `socket` (session_handover.cc).
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> TakeOver(int socket,
+                                                               const SessionOptions& options,
+                                                               Handler& handler,
+                                                               const RestoreFromHandover& restore);
   // Stops (if still running) and joins.
   ~SessionImpl();
+
+  // Hands the connection to the process at the other end of `socket` (session_handover.cc).
+  absl::StatusOr<HandoverReport> HandOver(int socket, const SaveForHandover& save,
+                                          const HandoverOptions& options);
 
   // Blocks until the connection ends: unmounted by anyone, aborted, or Stop(). Joins every
   // transport thread. Any number of threads may wait at once.
@@ -37,7 +49,7 @@ class SessionImpl {
   // aborted it (a request unanswered past the request timeout, or an abort through fusectl).
   bool aborted() const { return aborted_.load(); }
 
-  TransportKind transport_kind() const { return transport_->kind(); }
+  TransportKind transport_kind() const { return kind_; }
   // Which transport serves, why it was chosen, and what it costs; also logged at info level.
   const std::string& transport_choice() const { return transport_choice_; }
   const Negotiated& negotiated() const { return dispatcher_.negotiated(); }
@@ -58,13 +70,31 @@ class SessionImpl {
   // Once INIT is agreed: the notifier, and the backing files bound to the connection.
   absl::Status CheckInit(BackingFiles* backing_files);
   absl::Status StartTransport(const SessionOptions& options);
+  // After a handover that failed once reading had stopped: whatever the other process read is
+  // sent again, and a new transport serves.
+  void Resume();
+  // The taking-over half after the record arrived: restore, notifier, RESEND, transport.
+  // `fds[0]` is already the mount's; the rest are the application's.
+  absl::Status ServeTakenOver(HandoverRecord& record, std::vector<UniqueFd> fds,
+                              const SessionOptions& options, const RestoreFromHandover& restore);
+  // Pauses, saves, sends and waits for the other process to serve.
+  absl::Status SendConnection(int socket, const SaveForHandover& save,
+                              const HandoverOptions& options, HandoverReport& report);
 
   std::optional<Mount> mount_;  // set once mounted
   DevFuseReplyChannel init_channel_;
   LoggingDiagnostics diagnostics_;
   Dispatcher dispatcher_;
   std::unique_ptr<Notifier> notifier_;  // created once INIT has told us the kernel's version
-  std::unique_ptr<Transport> transport_;
+  // Replaced when a failed handover resumes and dropped once one succeeded: shared with Wait(),
+  // which may be joining it meanwhile. Guarded by serving_mutex_.
+  std::shared_ptr<Transport> transport_;
+  std::mutex serving_mutex_;
+  std::condition_variable serving_changed_;
+  bool pausing_ = false;      // a handover is under way
+  bool handed_over_ = false;  // the connection is another process's: never unmount it
+  TransportKind kind_ = TransportKind::kAuto;
+  SessionOptions serving_options_;              // what StartTransport was given, for Resume
   std::shared_ptr<BackingConnection> backing_;  // unbound before the /dev/fuse fd closes
   std::string transport_choice_;
   std::atomic<bool> stopping_{false};

@@ -1,11 +1,42 @@
 #include "transport/threads_transport.h"
 
+#include <signal.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
 #include "absl/strings/str_format.h"
 #include "transport/dev_fuse.h"
 #include "transport/dev_fuse_reader.h"
 #include "transport/retire_channel.h"
 
 namespace ringfuse::internal {
+namespace {
+
+// Wakes a worker out of read(2) on /dev/fuse for Pause: its handler does nothing and is installed
+// without SA_RESTART, so the read fails with EINTR and the worker looks at `stopping_`. A
+// real-time signal, which applications rarely use; the workers unblock it for themselves.
+int PauseSignal() { return SIGRTMAX - 1; }
+
+void InstallPauseSignal() {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction action {};
+    action.sa_handler = [](int) {};
+    sigemptyset(&action.sa_mask);
+    ::sigaction(PauseSignal(), &action, nullptr);
+  });
+}
+
+void UnblockPauseSignal() {
+  sigset_t pause;
+  sigemptyset(&pause);
+  sigaddset(&pause, PauseSignal());
+  pthread_sigmask(SIG_UNBLOCK, &pause, nullptr);
+}
+
+}  // namespace
 
 ThreadsTransport::ThreadsTransport(const TransportContext& context)
     : context_(context),
@@ -28,12 +59,30 @@ absl::Status ThreadsTransport::Start() {
     clones_.push_back(std::move(*clone));
   }
   for (int fd : fds_) channels_.push_back(std::make_unique<DevFuseReplyChannel>(fd));
+  InstallPauseSignal();
+  running_ = worker_count_;
   return threads_.Start(
-      worker_count_, [](size_t) { return absl::OkStatus(); },
+      worker_count_,
+      [](size_t) {
+        UnblockPauseSignal();
+        return absl::OkStatus();
+      },
       [this](size_t i) {
         DevFuseReader{fds_[i], buffer_size_, context_.dispatcher, *channels_[i], 0, inflight_, i}
             .Run(stopping_);
+        running_.fetch_sub(1);
       });
+}
+
+absl::Status ThreadsTransport::Pause() {
+  stopping_.store(true, std::memory_order_relaxed);
+  // Again and again: a signal that lands just before a worker enters read() wakes nothing.
+  while (running_.load() > 0) {
+    threads_.Signal(PauseSignal());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  threads_.Join();
+  return absl::OkStatus();
 }
 
 std::string ThreadsTransport::Describe() const {

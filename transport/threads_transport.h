@@ -26,6 +26,8 @@ class ThreadsTransport : public Transport {
   // about (unmount, then abort).
   void Stop() override { stopping_.store(true, std::memory_order_relaxed); }
   void Join() override { threads_.Join(); }
+  // Wakes the workers out of read() with kPauseSignal until each has seen `stopping_`.
+  absl::Status Pause() override;
   std::string Describe() const override;
 
  private:
@@ -37,6 +39,7 @@ class ThreadsTransport : public Transport {
   std::vector<std::unique_ptr<DevFuseReplyChannel>> channels_;  // one per worker
   InflightTable inflight_;
   std::atomic<bool> stopping_{false};
+  std::atomic<size_t> running_{0};  // workers whose loop has not ended
   WorkerThreads threads_;
 };
 

@@ -40,6 +40,11 @@ class Transport {
   virtual void Stop() = 0;
   // Waits until every worker has finished (the connection ended or Stop was called).
   virtual void Join() = 0;
+  // For a handover: stops reading now, without waiting for the connection to end, and returns
+  // once every worker has finished the request in its hands. The fds stay open, so a request
+  // read and not yet handled stays on its processing list for NOTIFY_RESEND. Unimplemented where
+  // the transport cannot stop cleanly this way.
+  virtual absl::Status Pause() = 0;
   // Human-readable memory cost, e.g. "2 queues x 8 entries x 1.0 MiB payload".
   virtual std::string Describe() const = 0;
 };

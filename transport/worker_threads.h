@@ -2,6 +2,9 @@
 // by the thread that submits to them), reports, then runs until its loop ends.
 #pragma once
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <functional>
 #include <future>
 #include <thread>
@@ -37,6 +40,13 @@ class WorkerThreads {
       if (!status.ok() && first_error.ok()) first_error = status;
     }
     return first_error;
+  }
+
+  // Sends `signal` to every thread not yet joined.
+  void Signal(int signal) {
+    for (std::thread& thread : threads_) {
+      if (thread.joinable()) pthread_kill(thread.native_handle(), signal);
+    }
   }
 
   void Join() {

@@ -7,21 +7,23 @@
 /// Session::TakeOver with the other end and a callback that restores it. Between the two, the
 /// kernel holds the requests clients make (they wait, nothing fails):
 ///
-/// 1. The old session stops reading at a clean point and waits until every request it read has
-///    been answered (HandoverOptions::drain_timeout bounds the wait; past it the handover fails
-///    and the old session serves on).
+/// 1. The old session stops reading at a clean point: each worker finishes the request in its
+///    hands. (A request a handler answers later, from another thread, is not waited for: the new
+///    process gets it again through NOTIFY_RESEND, and the late answer is refused.)
 /// 2. `save` runs with no request in progress, and what it returns travels with the connection's
 ///    /dev/fuse fd, what INIT agreed, and the mount's identity.
 /// 3. The new process runs `restore`, asks the kernel to send again whatever the old process
-///    read and did not answer (NOTIFY_RESEND: nothing, after a clean drain), starts its
-///    transport, and acknowledges.
+///    read and did not answer (NOTIFY_RESEND), starts its transport, and acknowledges (or, if
+///    `restore` fails, tells the old process so).
 /// 4. On the acknowledgement the old session is over (Wait returns; the mount stays); without
 ///    one (the new process died or refused), the old session resumes serving, so a takeover
 ///    that fails halfway never leaves the mount without a server.
 ///
-/// Transports: threads and uring hand over and take over. uring-cmd does not yet: on 6.18 the
-/// kernel does not resend requests held by ring entries, so HandOver refuses a uring-cmd session
-/// with an error saying so, and a taking-over session must not choose uring-cmd.
+/// Transports: the threads transport hands over; every transport but uring-cmd takes over. A
+/// uring or uring-cmd session refuses to hand over (Unimplemented) and serves on: the uring
+/// transport cannot yet take back the read its ring holds at a clean point, and on 6.18 the
+/// kernel does not resend requests held by FUSE-over-io_uring ring entries. See
+/// docs/handover.md for what survives and what is lost.
 #pragma once
 
 #include <cstddef>
@@ -47,12 +49,10 @@ struct HandoverPayload {
   std::vector<int> fds;
 };
 
-/// How long HandOver waits for each step.
+/// How long HandOver waits.
 struct HandoverOptions {
-  /// For the replies still owed when reading stops (a handler that answers later, from another
-  /// thread); past it the handover fails and the session serves on.
-  absl::Duration drain_timeout = absl::Seconds(5);
-  /// For the new process to restore its state and start serving.
+  /// For the new process to restore its state and start serving; past it the session serves
+  /// on.
   absl::Duration takeover_timeout = absl::Seconds(60);
 };
 
@@ -61,10 +61,9 @@ struct HandoverReport {
   /// From when the old process stopped reading requests to when the new one serves: the
   /// longest a client call waited because of the handover.
   absl::Duration pause;
-  absl::Duration save;        ///< spent in the save callback
-  size_t state_bytes = 0;     ///< of the application's payload
-  size_t state_fds = 0;       ///< of the application's payload
-  size_t drained_replies = 0; ///< replies that were still owed when reading stopped
+  absl::Duration save;     ///< spent in the save callback
+  size_t state_bytes = 0;  ///< of the application's payload
+  size_t state_fds = 0;    ///< of the application's payload
 };
 
 /// Saves the application's state, called with no request in progress. An error cancels the

@@ -13,6 +13,7 @@
 #include "ringfuse/backing.h"
 #include "ringfuse/export.h"
 #include "ringfuse/handler.h"
+#include "ringfuse/handover.h"
 #include "ringfuse/init.h"
 #include "ringfuse/mount_options.h"
 #include "ringfuse/notifier.h"
@@ -51,8 +52,27 @@ class Session {
   /// fails the mount and nothing is left mounted.
   static absl::StatusOr<std::unique_ptr<Session>> Start(const SessionOptions& options,
                                                         Handler& handler);
+  /// Serves a connection that another process hands over through `socket` (its Session::HandOver;
+  /// see handover.h) instead of mounting: options.mount and options.init are not used, since the
+  /// mount and what INIT agreed come with the connection (the handler's Init is told them). Runs
+  /// `restore` before serving, then asks the kernel to resend what the other process left
+  /// unanswered, starts the transport and tells the other process. Until then nothing this
+  /// session does unmounts: a failed takeover leaves the mount to the other process.
+  static absl::StatusOr<std::unique_ptr<Session>> TakeOver(int socket,
+                                                           const SessionOptions& options,
+                                                           Handler& handler,
+                                                           const RestoreFromHandover& restore);
   /// Stops (if still running) and joins.
   ~Session();
+
+  /// Hands this session's live connection to the process at the other end of `socket` (see
+  /// handover.h). On success the session is over: Wait() returns, Stop() and the destructor
+  /// leave the mount in place; destroy the session soon, since until then it keeps the
+  /// connection's /dev/fuse file open. On failure the session serves on. Any thread but a
+  /// handler's; one handover at a time. Only the threads transport hands over so far, and not a
+  /// fusermount3 mount with auto_unmount (its helper's socket does not travel yet).
+  absl::StatusOr<HandoverReport> HandOver(int socket, const SaveForHandover& save,
+                                          const HandoverOptions& options = {});
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 

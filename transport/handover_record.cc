@@ -1,0 +1,227 @@
+#include "transport/handover_record.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "protocol/reader.h"
+#include "transport/deadline.h"
+#include "transport/errno_status.h"
+#include "transport/fd_passing.h"
+
+namespace ringfuse::internal {
+namespace {
+
+constexpr uint32_t kMagic = 0x52464844;  // "RFHD"
+// Raise it whenever the record's layout changes, and keep reading the previous one: the new
+// process is often a newer binary than the old.
+constexpr uint32_t kVersion = 1;
+// Record bytes per message: well within a unix socket's default send buffer.
+constexpr size_t kChunk = 32 * 1024;
+constexpr std::string_view kAck = "serving";
+constexpr std::string_view kRefusal = "refused: ";
+
+// What the first message's record starts with.
+struct Totals {
+  uint32_t magic = kMagic;
+  uint32_t version = kVersion;
+  uint64_t record_bytes = 0;
+  uint32_t fds = 0;
+  uint32_t reserved = 0;
+};
+
+template <typename T>
+void Put(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+void PutString(std::string& out, std::string_view text) {
+  Put(out, static_cast<uint64_t>(text.size()));
+  out.append(text);
+}
+
+// The fields one by one, not the struct: its layout may change between the two binaries. The
+// one list of them, for writing and for reading.
+template <typename AgreedRecord, typename Visit>
+void ForEachField(AgreedRecord& agreed, Visit&& visit) {
+  visit(agreed.kernel_minor);
+  visit(agreed.minor);
+  visit(agreed.kernel_flags);
+  visit(agreed.flags);
+  visit(agreed.max_write);
+  visit(agreed.max_pages);
+  visit(agreed.max_readahead);
+  visit(agreed.max_background);
+  visit(agreed.congestion_threshold);
+  visit(agreed.time_gran);
+  visit(agreed.max_stack_depth);
+  visit(agreed.request_timeout);
+  visit(agreed.io_uring);
+}
+
+void PutNegotiated(std::string& out, const Negotiated& agreed) {
+  ForEachField(agreed, [&out](const auto& field) { Put(out, field); });
+}
+
+template <typename T>
+bool Get(Reader& in, T& value) {
+  std::optional<T> read = in.Read<T>();
+  if (read) value = *read;
+  return read.has_value();
+}
+
+// A byte, not a bool copied in: a byte other than 0 or 1 would be no valid bool.
+bool Get(Reader& in, bool& value) {
+  uint8_t byte = 0;
+  if (!Get(in, byte)) return false;
+  value = byte != 0;
+  return true;
+}
+
+bool GetString(Reader& in, std::string& text) {
+  uint64_t size = 0;
+  if (!Get(in, size) || size > in.remaining()) return false;
+  std::optional<ConstBytes> bytes = in.ReadBytes(size);
+  text.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  return true;
+}
+
+bool GetNegotiated(Reader& in, Negotiated& agreed) {
+  bool read = true;
+  ForEachField(agreed, [&](auto& field) { read = read && Get(in, field); });
+  return read;
+}
+
+absl::Status Corrupt(std::string_view what) {
+  return absl::DataLossError("the handover record from the old process " + std::string(what));
+}
+
+}  // namespace
+
+std::string EncodeHandoverRecord(const HandoverRecord& record) {
+  std::string out;
+  PutNegotiated(out, record.negotiated);
+  PutString(out, record.mountpoint);
+  Put(out, static_cast<uint32_t>(record.method));
+  Put(out, record.connection_id);
+  PutString(out, record.app_bytes);
+  return out;
+}
+
+absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes) {
+  Reader in(ConstBytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+  HandoverRecord record;
+  uint32_t method = 0;
+  if (!GetNegotiated(in, record.negotiated) || !GetString(in, record.mountpoint) ||
+      !Get(in, method) || !Get(in, record.connection_id) || !GetString(in, record.app_bytes)) {
+    return Corrupt("ends early");
+  }
+  if (in.remaining() != 0) return Corrupt("runs on past its last field");
+  if (method > static_cast<uint32_t>(MountMethod::kFusermount)) return Corrupt("names no method");
+  record.method = static_cast<MountMethod>(method);
+  return record;
+}
+
+absl::Status SendHandover(int socket, const HandoverRecord& record, std::span<const int> fds) {
+  const std::string body = EncodeHandoverRecord(record);
+  std::string stream;
+  Put(stream, Totals{.record_bytes = body.size(), .fds = static_cast<uint32_t>(fds.size())});
+  stream += body;
+  size_t sent_bytes = 0, sent_fds = 0;
+  while (sent_bytes < stream.size() || sent_fds < fds.size()) {
+    const uint32_t count = static_cast<uint32_t>(std::min(kChunk, stream.size() - sent_bytes));
+    std::string message;
+    Put(message, count);
+    message.append(stream, sent_bytes, count);
+    const size_t fd_count = std::min(kMaxFdsPerMessage, fds.size() - sent_fds);
+    if (absl::Status status = SendWithFds(socket, AsBytes(std::string_view(message)),
+                                          fds.subspan(sent_fds, fd_count));
+        !status.ok()) {
+      return status;
+    }
+    sent_bytes += count;
+    sent_fds += fd_count;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket) {
+  ReceivedHandover received;
+  std::string stream;
+  std::optional<Totals> totals;
+  while (!totals || stream.size() < sizeof(Totals) + totals->record_bytes ||
+         received.fds.size() < totals->fds) {
+    absl::StatusOr<ReceivedMessage> message =
+        ReceiveWithFds(socket, sizeof(uint32_t) + kChunk, kMaxFdsPerMessage);
+    if (!message.ok()) return message.status();
+    if (message->bytes.empty()) return Corrupt("stopped before its end (the old process left)");
+    for (UniqueFd& fd : message->fds) received.fds.push_back(std::move(fd));
+    Reader in(message->bytes);
+    uint32_t count = 0;
+    if (!Get(in, count) || count != in.remaining()) return Corrupt("has a malformed message");
+    stream.append(reinterpret_cast<const char*>(in.rest().data()), count);
+    if (!totals && stream.size() >= sizeof(Totals)) {
+      totals.emplace();
+      std::memcpy(&*totals, stream.data(), sizeof(Totals));
+      if (totals->magic != kMagic) return Corrupt("is not one (wrong magic)");
+      if (totals->version != kVersion) {
+        return Corrupt(absl::StrFormat("has format version %u; this binary reads version %u",
+                                       totals->version, kVersion));
+      }
+    }
+    if (totals && (stream.size() > sizeof(Totals) + totals->record_bytes ||
+                   received.fds.size() > totals->fds)) {
+      return Corrupt("carries more than it announced");
+    }
+  }
+  absl::StatusOr<HandoverRecord> record =
+      DecodeHandoverRecord(std::string_view(stream).substr(sizeof(Totals)));
+  if (!record.ok()) return record.status();
+  received.record = std::move(*record);
+  return received;
+}
+
+absl::Status SendHandoverAck(int socket) {
+  if (::send(socket, kAck.data(), kAck.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(kAck.size())) {
+    return ErrnoStatus(errno, "cannot tell the old process that this one serves");
+  }
+  return absl::OkStatus();
+}
+
+void SendHandoverRefusal(int socket, const absl::Status& why) {
+  const std::string message = std::string(kRefusal) + std::string(why.message());
+  (void)::send(socket, message.data(), message.size(), MSG_NOSIGNAL);
+}
+
+absl::Status AwaitHandoverAck(int socket, absl::Duration timeout) {
+  const Deadline deadline(timeout);
+  pollfd ready{socket, POLLIN, 0};
+  int polled;
+  do {
+    polled = ::poll(&ready, 1, static_cast<int>(absl::ToInt64Milliseconds(deadline.left())));
+  } while (polled < 0 && errno == EINTR);
+  if (polled == 0) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("the new process did not serve within %s", absl::FormatDuration(timeout)));
+  }
+  char buffer[4096];
+  const ssize_t length = ::recv(socket, buffer, sizeof(buffer), 0);
+  if (length < 0) return ErrnoStatus(errno, "cannot read the new process's answer");
+  const std::string_view answer(buffer, static_cast<size_t>(length));
+  if (answer.starts_with(kRefusal)) {
+    return absl::AbortedError(
+        absl::StrFormat("the new process refused the connection, so this one serves on: %s",
+                        answer.substr(kRefusal.size())));
+  }
+  if (answer != kAck) {
+    return absl::AbortedError(
+        "the new process ended before it served (it failed or was killed); this one serves on");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ringfuse::internal

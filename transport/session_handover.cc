@@ -1,0 +1,138 @@
+// Session::HandOver and Session::TakeOver: the two ends of a live handover (ringfuse/handover.h).
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "transport/deadline.h"
+#include "transport/handover_record.h"
+#include "transport/log.h"
+#include "transport/session_impl.h"
+
+namespace ringfuse::internal {
+
+absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHandover& save,
+                                                     const HandoverOptions& options) {
+  if (mount_->has_auto_unmount()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s cannot be handed over: it was mounted with auto_unmount, whose fusermount3 helper "
+        "waits on a socket that does not travel yet",
+        mount_->mountpoint()));
+  }
+  std::shared_ptr<Transport> serving;
+  {
+    std::lock_guard lock(serving_mutex_);
+    if (pausing_ || handed_over_ || stopping_ || !transport_) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s cannot be handed over: the session is stopping, handing over, or over",
+          mount_->mountpoint()));
+    }
+    serving = transport_;
+    pausing_ = true;
+  }
+  const Stopwatch paused;
+  HandoverReport report;
+  if (absl::Status stopped = serving->Pause(); !stopped.ok()) {
+    // Nothing was stopped: the transport serves on.
+    std::lock_guard lock(serving_mutex_);
+    pausing_ = false;
+    serving_changed_.notify_all();
+    return stopped;
+  }
+  if (absl::Status sent = SendConnection(socket, save, options, report); !sent.ok()) {
+    Resume();
+    return sent;
+  }
+  report.pause = paused.elapsed();
+  if (backing_) UnbindBacking(*std::exchange(backing_, nullptr));
+  mount_->LeaveMounted();
+  std::lock_guard lock(serving_mutex_);
+  transport_.reset();
+  handed_over_ = true;
+  pausing_ = false;
+  serving_changed_.notify_all();
+  return report;
+}
+
+absl::Status SessionImpl::SendConnection(int socket, const SaveForHandover& save,
+                                         const HandoverOptions& options, HandoverReport& report) {
+  const Stopwatch saving;
+  absl::StatusOr<HandoverPayload> payload = save();
+  report.save = saving.elapsed();
+  if (!payload.ok()) return payload.status();
+  report.state_bytes = payload->bytes.size();
+  report.state_fds = payload->fds.size();
+  HandoverRecord record{dispatcher_.negotiated(), mount_->mountpoint(), mount_->method(),
+                        mount_->connection_id(), std::move(payload->bytes)};
+  std::vector<int> fds{mount_->dev_fd()};
+  fds.insert(fds.end(), payload->fds.begin(), payload->fds.end());
+  if (absl::Status sent = SendHandover(socket, record, fds); !sent.ok()) return sent;
+  return AwaitHandoverAck(socket, options.takeover_timeout);
+}
+
+void SessionImpl::Resume() {
+  // The other process may have read requests before it failed: they come back to us.
+  if (absl::Status resent = notifier_->Resend(); !resent.ok()) {
+    Log(LogLevel::kWarning, "resuming after a failed handover: %s", resent.ToString());
+  }
+  std::shared_ptr<Transport> paused;
+  {
+    std::lock_guard lock(serving_mutex_);
+    paused = std::move(transport_);
+  }
+  if (absl::Status started = StartTransport(serving_options_); !started.ok()) {
+    Log(LogLevel::kError, "cannot serve again after a failed handover: %s", started.ToString());
+  }
+  std::lock_guard lock(serving_mutex_);
+  pausing_ = false;
+  serving_changed_.notify_all();
+}
+
+absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::TakeOver(
+    int socket, const SessionOptions& options, Handler& handler,
+    const RestoreFromHandover& restore) {
+  absl::StatusOr<ReceivedHandover> received = ReceiveHandover(socket);
+  if (!received.ok()) {
+    SendHandoverRefusal(socket, received.status());
+    return received.status();
+  }
+  if (received->fds.empty()) {
+    return absl::DataLossError("the handover carried no /dev/fuse fd");
+  }
+  HandoverRecord& record = received->record;
+  std::unique_ptr<SessionImpl> session(
+      new SessionImpl(received->fds[0].get(), handler, options.init));
+  // Until this session serves, the mount is still the old process's: nothing here unmounts it.
+  session->handed_over_ = true;
+  session->dispatcher_.set_observer(options.observer);
+  session->mount_.emplace(Mount::Adopt(std::move(received->fds[0]), std::move(record.mountpoint),
+                                       record.method, record.connection_id));
+  if (absl::Status serving =
+          session->ServeTakenOver(record, std::move(received->fds), options, restore);
+      !serving.ok()) {
+    session->mount_->LeaveMounted();
+    SendHandoverRefusal(socket, serving);
+    return serving;
+  }
+  session->handed_over_ = false;
+  if (absl::Status acked = SendHandoverAck(socket); !acked.ok()) {
+    Log(LogLevel::kWarning, "%s", acked.ToString());
+  }
+  return session;
+}
+
+absl::Status SessionImpl::ServeTakenOver(HandoverRecord& record, std::vector<UniqueFd> fds,
+                                         const SessionOptions& options,
+                                         const RestoreFromHandover& restore) {
+  dispatcher_.Agree(record.negotiated);
+  HandoverPayload payload{std::move(record.app_bytes), {}};
+  for (size_t i = 1; i < fds.size(); ++i) payload.fds.push_back(fds[i].release());
+  if (absl::Status restored = restore(std::move(payload)); !restored.ok()) return restored;
+  if (absl::Status checked = CheckInit(options.backing_files); !checked.ok()) return checked;
+  // Before the first read: RESEND also takes what this process has read itself.
+  if (absl::Status resent = notifier_->Resend(); !resent.ok()) {
+    Log(LogLevel::kWarning, "taking over %s: %s", mount_->mountpoint(), resent.ToString());
+  }
+  return StartTransport(options);
+}
+
+}  // namespace ringfuse::internal
