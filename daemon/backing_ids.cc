@@ -43,4 +43,34 @@ void BackingIds::Release(dev_t dev, ino_t ino) {
   shared_.erase(known);  // its BackingFile closes the registration
 }
 
+std::vector<BackingIds::Saved> BackingIds::Save() {
+  absl::MutexLock lock(&mutex_);
+  std::vector<Saved> saved;
+  for (const auto& [inode, shared] : shared_) {
+    saved.push_back(
+        Saved{inode.first, inode.second, shared.backing.id(), shared.writable, shared.opens});
+  }
+  return saved;
+}
+
+// Every check comes before the first adoption: an adopted id would be closed on the way out of
+// a failed restore, under the old daemon, which serves on.
+absl::Status BackingIds::Restore(const BackingFiles& backing_files,
+                                 const std::vector<Saved>& saved) {
+  std::set<std::pair<dev_t, ino_t>> inodes;
+  for (const Saved& one : saved) {
+    if (one.id < 0 || one.opens == 0 || !inodes.emplace(one.dev, one.ino).second) {
+      return absl::InvalidArgumentError(
+          "a handed-over backing id is negative, shared by no open, or given twice");
+    }
+  }
+  absl::MutexLock lock(&mutex_);
+  for (const Saved& one : saved) {
+    absl::StatusOr<BackingFile> adopted = backing_files.Adopt(one.id);
+    if (!adopted.ok()) return adopted.status();  // not bound: the first fails, none adopted
+    shared_[{one.dev, one.ino}] = Shared{std::move(*adopted), one.writable, one.opens};
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace ringfuse::daemon

@@ -16,7 +16,9 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -38,6 +40,19 @@ class BackingIds {
                                   ino_t ino, bool writes);
   // One open of (dev, ino) ended; the registration is closed when it was the last.
   void Release(dev_t dev, ino_t ino);
+
+  // A shared registration as a handover carries it: the connection keeps the id registered.
+  struct Saved {
+    dev_t dev;
+    ino_t ino;
+    int32_t id;
+    bool writable;
+    uint32_t opens;
+  };
+  std::vector<Saved> Save();
+  // Takes on the registrations `saved` on the connection `backing_files` serves now, in a
+  // BackingIds that holds none yet.
+  absl::Status Restore(const BackingFiles& backing_files, const std::vector<Saved>& saved);
 
  private:
   struct Shared {

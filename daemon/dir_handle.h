@@ -30,6 +30,13 @@ class DirHandle {
   DirHandle& operator=(const DirHandle&) = delete;
 
   int fd() const { return ::dirfd(dir_); }
+  // For a stream made on an fd another daemon listed from (a handover): where it stands is not
+  // known, so the next listing seeks to the cookie it asks for.
+  void ForgetPosition() ABSL_LOCKS_EXCLUDED(mutex_) {
+    absl::MutexLock lock(&mutex_);
+    stands_at_.reset();
+    kept_ = false;
+  }
 
   // The entries from cookie `offset` on, one call of `add` each until it returns false: that
   // entry is kept for the next listing, which (as the kernel's READDIRs do) usually resumes right

@@ -33,6 +33,7 @@ class FileHandle {
   dev_t dev() const { return dev_; }
   ino_t ino() const { return ino_; }
   bool passthrough() const { return passthrough_; }
+  bool direct() const { return direct_.has_value(); }
   void set_passthrough() { passthrough_ = true; }
   void set_direct(DirectFile direct) { direct_.emplace(std::move(direct)); }
 

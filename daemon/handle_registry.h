@@ -45,6 +45,23 @@ class HandleRegistry {
     return node.empty() ? nullptr : std::move(node.mapped());
   }
 
+  // For a handover, with no request in progress: `visit(fh, handle)` for each handle held.
+  template <typename Visit>
+  void ForEach(Visit visit) const {
+    absl::ReaderMutexLock lock(&mutex_);
+    for (const auto& [fh, handle] : owned_) visit(fh, *handle);
+  }
+  // Holds `handle` under the fh a previous daemon gave it, which no later Add gives again;
+  // false if `fh` is 0 or held already.
+  bool Restore(uint64_t fh, std::unique_ptr<Handle> handle) {
+    if (fh == 0) return false;
+    uint64_t last = last_fh_given.load(std::memory_order_relaxed);
+    while (last < fh && !last_fh_given.compare_exchange_weak(last, fh, std::memory_order_relaxed)) {
+    }
+    absl::MutexLock lock(&mutex_);
+    return owned_.emplace(fh, std::move(handle)).second;
+  }
+
   size_t size() const {
     absl::ReaderMutexLock lock(&mutex_);
     return owned_.size();

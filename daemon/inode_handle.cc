@@ -113,4 +113,17 @@ internal::UniqueFd InodeHandles::Open(std::string_view handle) const {
       ::open_by_handle_at(mount_fd, &buffer.header, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 }
 
+std::vector<std::pair<int, int>> InodeHandles::Mounts() const {
+  absl::ReaderMutexLock lock(&mutex_);
+  std::vector<std::pair<int, int>> mounts;
+  for (const auto& [mount_id, directory] : mounts_) mounts.emplace_back(mount_id, directory.get());
+  return mounts;
+}
+
+// What this process learned itself stays: it is the same mount.
+void InodeHandles::AdoptMount(int mount_id, internal::UniqueFd directory) {
+  absl::MutexLock lock(&mutex_);
+  mounts_.try_emplace(mount_id, std::move(directory));
+}
+
 }  // namespace ringfuse::daemon

@@ -9,6 +9,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
@@ -29,6 +31,12 @@ class InodeHandles {
   // An O_PATH fd to the inode `handle` names, or an invalid fd with errno set (ESTALE once the
   // inode is gone, EMFILE...). Symlinks are opened themselves, not followed.
   internal::UniqueFd Open(std::string_view handle) const;
+
+  // For a handover: the mounts learned, each with the fd Open uses for it (kept here; -1 for a
+  // mount whose handles cannot be opened). Mount ids name a mount system-wide while it stays.
+  std::vector<std::pair<int, int>> Mounts() const;
+  // Takes on a mount another daemon learned: `directory` as Mounts gave it, reopened.
+  void AdoptMount(int mount_id, internal::UniqueFd directory);
 
  private:
   // Whether handles of the mount `mount_id` (where `fd` is) can be opened, learning it the first

@@ -38,6 +38,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/inode_handle.h"
 #include "transport/fd.h"
@@ -65,6 +66,37 @@ struct KernelCache {
   std::vector<uint64_t> nodeids;
   // False when more names were looked up than tracking keeps: `entries` then misses some.
   bool entries_complete = true;
+};
+
+// A node as a handover carries it to the next daemon (handover_state.h).
+struct SavedNode {
+  uint64_t nodeid = 0;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  mode_t type = 0;
+  std::string handle;
+  uint64_t parent = 0;  // with `name`: the name it is reopened by, when it has no handle
+  std::string name;
+  uint64_t lookups = 0;
+  bool serves_backing = false;  // the node now serving (dev, ino): an older one may live on
+  // Save: the table's open fd of a node only FORGET may close (and of the root), or -1; it stays
+  // the table's. Restore: the index of that fd in the fds given.
+  int fd = -1;
+};
+
+// The whole table as a handover carries it.
+struct SavedTable {
+  std::vector<SavedNode> nodes;
+  uint64_t next_nodeid = 0;
+  uint64_t names_moved = 0;
+  uint64_t lookups_served = 0;
+  uint64_t tracked_entries_limit = 0;  // 0: not tracking
+  bool entries_complete = true;
+  std::vector<std::pair<uint64_t, std::string>> entries;  // tracked since the last switch
+  // The mounts under SOURCE whose handles reopen nodes: the mount id and, in Save, an fd of its
+  // top directory (kept by the table), in Restore its index in the fds given; -1 for a mount
+  // whose handles do not outlive its inode cache.
+  std::vector<std::pair<int, int>> handle_mounts;
 };
 
 class InodeTable {
@@ -120,6 +152,16 @@ class InodeTable {
   // A lookup that started before this call either is in the returned names or resolves under
   // the new root, never an unreported old one: that is what makes switch-then-invalidate safe.
   KernelCache ReplaceRoot(internal::UniqueFd root);
+  // For a handover, with no request in progress: every node, and the fds that cannot be
+  // reopened (the root's, and those only FORGET closes). Nodes a handle or a name reopens travel
+  // without their fd, so the table hands over in bytes what it holds in fds.
+  SavedTable Save() const;
+  // Replaces everything this table holds (it serves no request yet) with `saved`, taking the
+  // fds it names out of `fds`. InvalidArgument, leaving the table as it was, for a record that
+  // does not hold together: no root, a node id twice, a parent or fd that is not there, an fd
+  // that is not the node's inode.
+  absl::Status Restore(const SavedTable& saved, std::vector<internal::UniqueFd>& fds);
+
   // Lookups served so far, counting those made for READDIRPLUS.
   uint64_t lookups_served() const;
 

@@ -173,6 +173,25 @@ size_t OwnerLocks::opens() const {
   return opens_.size();
 }
 
+std::vector<OwnerLocks::Saved> OwnerLocks::Save() const {
+  absl::ReaderMutexLock hold(&mutex_);
+  std::vector<Saved> saved;
+  for (const auto& [key, open] : opens_) {
+    const auto& [dev, ino, owner] = key;
+    saved.push_back(Saved{dev, ino, owner, open.fd.get(), open.writable, open.last_fh, open.pid});
+  }
+  return saved;
+}
+
+void OwnerLocks::Restore(const Saved& saved, internal::UniqueFd fd) {
+  absl::MutexLock hold(&mutex_);
+  OwnerOpen& open = opens_[{saved.dev, saved.ino, saved.owner}];
+  open.fd = std::move(fd);
+  open.writable = saved.writable;
+  open.last_fh = saved.last_fh;
+  open.pid = saved.pid;
+}
+
 int OwnerLocks::CheckAccess(const FileHandle& handle, short lock_type) {
   const int mode = handle.flags() & O_ACCMODE;
   if (lock_type == F_RDLCK && mode == O_WRONLY) return EBADF;

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "daemon/file_handle.h"
@@ -75,6 +76,22 @@ class OwnerLocks {
   void Released(uint64_t fh);
   // Owners' opens held (for tests: none is left behind).
   size_t opens() const;
+
+  // An owner's open as a handover carries it: its locks are the open file's (OFD), so they
+  // travel with the fd.
+  struct Saved {
+    dev_t dev;
+    ino_t ino;
+    uint64_t owner;
+    int fd;  // Save: the open's fd, which stays here; Restore: taken over
+    bool writable;
+    uint64_t last_fh;
+    uint32_t pid;
+  };
+  // With no request in progress (none holds an open then).
+  std::vector<Saved> Save() const;
+  // Holds `saved`'s open again, with `fd` (the same open file, so the same locks).
+  void Restore(const Saved& saved, internal::UniqueFd fd);
 
   // EBADF, as fcntl gives, for a lock the handle's access mode does not allow; else 0.
   static int CheckAccess(const FileHandle& handle, short lock_type);

@@ -32,6 +32,27 @@
 
 namespace ringfuse::daemon {
 
+// The filesystem as a handover carries it (handover_state.h). Fds as in SavedTable: in Save the
+// filesystem's own (they stay open here), in Restore indices into the fds given.
+struct SavedFs {
+  struct File {
+    uint64_t fh;
+    int fd;
+    int flags;  // the backing open's
+    bool passthrough;
+    bool direct;  // has an O_DIRECT twin, opened again on the way in
+  };
+  struct Dir {
+    uint64_t fh;
+    int fd;
+  };
+  SavedTable table;
+  std::vector<File> files;
+  std::vector<Dir> dirs;
+  std::vector<OwnerLocks::Saved> owner_opens;
+  std::vector<BackingIds::Saved> backing_ids;
+};
+
 class PassthroughFs : public Handler {
  public:
   // `root` is an O_PATH fd to SOURCE.
@@ -108,6 +129,13 @@ class PassthroughFs : public Handler {
                  XattrReply reply) override;
   void Removexattr(const RequestContext& context, const op::Removexattr& args,
                    EmptyReply reply) override;
+
+  // A handover (handover_state.h). Save runs with no request in progress; Restore before the
+  // first, with backing_files() bound to the connection taken over. Restore takes the fds it
+  // uses out of `fds`; InvalidArgument for a record that does not hold together (an fh twice, an
+  // fd not carried), after which the filesystem is to be thrown away.
+  SavedFs Save();
+  absl::Status Restore(const SavedFs& saved, std::vector<internal::UniqueFd>& fds);
 
   const InodeTable& inodes() const { return inodes_; }
   // Open files and directories the kernel has not released (yet).

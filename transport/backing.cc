@@ -81,4 +81,14 @@ absl::StatusOr<BackingFile> BackingFiles::Open(int fd) const {
   return BackingFile(connection_, connection_->session, *id);
 }
 
+absl::StatusOr<BackingFile> BackingFiles::Adopt(int32_t id) const {
+  if (id < 0) return absl::InvalidArgumentError("a backing id is never negative");
+  absl::ReaderMutexLock lock(&connection_->mutex);
+  if (connection_->dev_fd < 0) {
+    return absl::FailedPreconditionError(
+        "kernel passthrough: no session serves these backing files, so no id can be adopted");
+  }
+  return BackingFile(connection_, connection_->session, id);
+}
+
 }  // namespace ringfuse

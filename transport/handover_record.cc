@@ -12,6 +12,7 @@
 #include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd_passing.h"
+#include "transport/record_fields.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -34,16 +35,6 @@ struct Totals {
   uint32_t reserved = 0;
 };
 
-template <typename T>
-void Put(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
-}
-
-void PutString(std::string& out, std::string_view text) {
-  Put(out, static_cast<uint64_t>(text.size()));
-  out.append(text);
-}
-
 // The fields one by one, not the struct: its layout may change between the two binaries. The
 // one list of them, for writing and for reading.
 template <typename AgreedRecord, typename Visit>
@@ -64,35 +55,12 @@ void ForEachField(AgreedRecord& agreed, Visit&& visit) {
 }
 
 void PutNegotiated(std::string& out, const Negotiated& agreed) {
-  ForEachField(agreed, [&out](const auto& field) { Put(out, field); });
-}
-
-template <typename T>
-bool Get(Reader& in, T& value) {
-  std::optional<T> read = in.Read<T>();
-  if (read) value = *read;
-  return read.has_value();
-}
-
-// A byte, not a bool copied in: a byte other than 0 or 1 would be no valid bool.
-bool Get(Reader& in, bool& value) {
-  uint8_t byte = 0;
-  if (!Get(in, byte)) return false;
-  value = byte != 0;
-  return true;
-}
-
-bool GetString(Reader& in, std::string& text) {
-  uint64_t size = 0;
-  if (!Get(in, size) || size > in.remaining()) return false;
-  std::optional<ConstBytes> bytes = in.ReadBytes(size);
-  text.assign(reinterpret_cast<const char*>(bytes->data()), bytes->size());
-  return true;
+  ForEachField(agreed, [&out](const auto& field) { PutField(out, field); });
 }
 
 bool GetNegotiated(Reader& in, Negotiated& agreed) {
   bool read = true;
-  ForEachField(agreed, [&](auto& field) { read = read && Get(in, field); });
+  ForEachField(agreed, [&](auto& field) { read = read && GetField(in, field); });
   return read;
 }
 
@@ -106,8 +74,8 @@ std::string EncodeHandoverRecord(const HandoverRecord& record) {
   std::string out;
   PutNegotiated(out, record.negotiated);
   PutString(out, record.mountpoint);
-  Put(out, static_cast<uint32_t>(record.method));
-  Put(out, record.connection_id);
+  PutField(out, static_cast<uint32_t>(record.method));
+  PutField(out, record.connection_id);
   PutString(out, record.app_bytes);
   return out;
 }
@@ -117,7 +85,8 @@ absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes) {
   HandoverRecord record;
   uint32_t method = 0;
   if (!GetNegotiated(in, record.negotiated) || !GetString(in, record.mountpoint) ||
-      !Get(in, method) || !Get(in, record.connection_id) || !GetString(in, record.app_bytes)) {
+      !GetField(in, method) || !GetField(in, record.connection_id) ||
+      !GetString(in, record.app_bytes)) {
     return Corrupt("ends early");
   }
   if (in.remaining() != 0) return Corrupt("runs on past its last field");
@@ -129,13 +98,13 @@ absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes) {
 absl::Status SendHandover(int socket, const HandoverRecord& record, std::span<const int> fds) {
   const std::string body = EncodeHandoverRecord(record);
   std::string stream;
-  Put(stream, Totals{.record_bytes = body.size(), .fds = static_cast<uint32_t>(fds.size())});
+  PutField(stream, Totals{.record_bytes = body.size(), .fds = static_cast<uint32_t>(fds.size())});
   stream += body;
   size_t sent_bytes = 0, sent_fds = 0;
   while (sent_bytes < stream.size() || sent_fds < fds.size()) {
     const uint32_t count = static_cast<uint32_t>(std::min(kChunk, stream.size() - sent_bytes));
     std::string message;
-    Put(message, count);
+    PutField(message, count);
     message.append(stream, sent_bytes, count);
     const size_t fd_count = std::min(kMaxFdsPerMessage, fds.size() - sent_fds);
     if (absl::Status status = SendWithFds(socket, AsBytes(std::string_view(message)),
@@ -162,7 +131,7 @@ absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket) {
     for (UniqueFd& fd : message->fds) received.fds.push_back(std::move(fd));
     Reader in(message->bytes);
     uint32_t count = 0;
-    if (!Get(in, count) || count != in.remaining()) return Corrupt("has a malformed message");
+    if (!GetField(in, count) || count != in.remaining()) return Corrupt("has a malformed message");
     stream.append(reinterpret_cast<const char*>(in.rest().data()), count);
     if (!totals && stream.size() >= sizeof(Totals)) {
       totals.emplace();

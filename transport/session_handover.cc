@@ -124,10 +124,11 @@ absl::Status SessionImpl::ServeTakenOver(HandoverRecord& record, std::vector<Uni
                                          const SessionOptions& options,
                                          const RestoreFromHandover& restore) {
   dispatcher_.Agree(record.negotiated);
+  // Before restore, which may adopt backing ids (BackingFiles::Adopt).
+  if (absl::Status checked = CheckInit(options.backing_files); !checked.ok()) return checked;
   HandoverPayload payload{std::move(record.app_bytes), {}};
   for (size_t i = 1; i < fds.size(); ++i) payload.fds.push_back(fds[i].release());
   if (absl::Status restored = restore(std::move(payload)); !restored.ok()) return restored;
-  if (absl::Status checked = CheckInit(options.backing_files); !checked.ok()) return checked;
   // Before the first read: RESEND also takes what this process has read itself.
   if (absl::Status resent = notifier_->Resend(); !resent.ok()) {
     Log(LogLevel::kWarning, "taking over %s: %s", mount_->mountpoint(), resent.ToString());

@@ -79,6 +79,12 @@ class BackingFiles {
   /// after its end) or when INIT did not agree on kernel passthrough; PermissionDenied without
   /// CAP_SYS_ADMIN.
   absl::StatusOr<BackingFile> Open(int fd) const;
+  /// Takes on the registration `id` that another process made on this connection and handed
+  /// over with it (handover.h): in Session::TakeOver's restore, for the ids the old process's
+  /// BackingFiles still held. The handle closes it as one from Open would. FailedPrecondition
+  /// outside a session, InvalidArgument for a negative id. The kernel cannot be asked whether
+  /// the id is registered: one that is not makes the opens answered with it fail with EIO.
+  absl::StatusOr<BackingFile> Adopt(int32_t id) const;
 
  private:
   friend class internal::SessionImpl;

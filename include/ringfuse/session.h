@@ -55,7 +55,8 @@ class Session {
   /// Serves a connection that another process hands over through `socket` (its Session::HandOver;
   /// see handover.h) instead of mounting: options.mount and options.init are not used, since the
   /// mount and what INIT agreed come with the connection (the handler's Init is told them). Runs
-  /// `restore` before serving, then asks the kernel to resend what the other process left
+  /// `restore` before serving (options.backing_files is bound by then, for
+  /// BackingFiles::Adopt), then asks the kernel to resend what the other process left
   /// unanswered, starts the transport and tells the other process. Until then nothing this
   /// session does unmounts: a failed takeover leaves the mount to the other process.
   static absl::StatusOr<std::unique_ptr<Session>> TakeOver(int socket,

@@ -1,0 +1,153 @@
+// The inode table's part of a handover: saved with no request in progress, restored into a
+// table that serves nothing yet (handover_state.h).
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "daemon/inode_table.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+absl::Status Broken(std::string_view why) {
+  return absl::InvalidArgumentError("the handed-over inode table " + std::string(why));
+}
+
+// Takes fd `index` out of `fds`: each is taken once, and must be the inode (dev, ino).
+absl::Status TakeFd(std::vector<internal::UniqueFd>& fds, int index, dev_t dev, ino_t ino,
+                    internal::UniqueFd& taken) {
+  if (index < 0 || static_cast<size_t>(index) >= fds.size() || !fds[index].valid()) {
+    return Broken(absl::StrFormat("names fd %d, which it did not carry (or twice)", index));
+  }
+  struct stat st {};
+  if (::fstat(fds[index].get(), &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
+    return Broken(absl::StrFormat("gives inode %u an fd of another inode", ino));
+  }
+  taken = std::move(fds[index]);
+  return absl::OkStatus();
+}
+
+// Whether the nodes hold together: one root, each node id once and below next_nodeid, each
+// parent among them.
+absl::Status CheckNodes(const SavedTable& saved) {
+  absl::flat_hash_set<uint64_t> nodeids;
+  for (const SavedNode& node : saved.nodes) {
+    if (node.nodeid == 0 || node.nodeid >= saved.next_nodeid) {
+      return Broken(
+          absl::StrFormat("has node id %u outside 1..%u", node.nodeid, saved.next_nodeid - 1));
+    }
+    if (!nodeids.insert(node.nodeid).second) {
+      return Broken(absl::StrFormat("has node id %u twice", node.nodeid));
+    }
+  }
+  if (!nodeids.contains(InodeTable::kRootNodeId)) return Broken("has no root");
+  absl::flat_hash_set<std::pair<uint64_t, std::string_view>> names;
+  for (const SavedNode& node : saved.nodes) {
+    if (node.parent == 0) continue;
+    if (!nodeids.contains(node.parent) || !IsPlainName(node.name) || !node.handle.empty() ||
+        !names.emplace(node.parent, node.name).second) {
+      return Broken(
+          absl::StrFormat("names node %u under a node or by a name it cannot have", node.nodeid));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SavedTable InodeTable::Save() const {
+  absl::MutexLock lock(&mutex_);
+  SavedTable saved;
+  saved.nodes.reserve(by_nodeid_.size());
+  for (const auto& [nodeid, entry] : by_nodeid_) {
+    auto serving = by_backing_.find({entry.dev, entry.ino});
+    const bool unclosable = nodeid == kRootNodeId || !entry.reopenable();
+    saved.nodes.push_back(SavedNode{
+        .nodeid = nodeid,
+        .dev = entry.dev,
+        .ino = entry.ino,
+        .type = entry.type,
+        .handle = entry.handle,
+        .parent = entry.parent,
+        .name = entry.name,
+        .lookups = entry.lookups,
+        .serves_backing = serving != by_backing_.end() && serving->second == nodeid,
+        .fd = unclosable && entry.open != nullptr ? entry.open->path.get() : -1,
+    });
+  }
+  saved.next_nodeid = next_nodeid_;
+  saved.names_moved = names_moved_;
+  saved.lookups_served = lookups_served_;
+  saved.tracked_entries_limit = tracked_entries_limit_;
+  saved.entries_complete = entries_complete_;
+  saved.entries.assign(entries_.begin(), entries_.end());
+  saved.handle_mounts = handles_.Mounts();
+  return saved;
+}
+
+absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<internal::UniqueFd>& fds) {
+  if (absl::Status checked = CheckNodes(saved); !checked.ok()) return checked;
+  absl::flat_hash_map<uint64_t, internal::UniqueFd> open;
+  for (const SavedNode& node : saved.nodes) {
+    if (node.fd < 0) continue;
+    if (absl::Status taken = TakeFd(fds, node.fd, node.dev, node.ino, open[node.nodeid]);
+        !taken.ok()) {
+      return taken;
+    }
+  }
+  if (!open.contains(kRootNodeId)) return Broken("has no fd for the root");
+  std::vector<std::pair<int, internal::UniqueFd>> mounts;
+  for (const auto& [mount_id, index] : saved.handle_mounts) {
+    internal::UniqueFd& directory = mounts.emplace_back(mount_id, internal::UniqueFd()).second;
+    if (index < 0) continue;
+    if (static_cast<size_t>(index) >= fds.size() || !fds[index].valid()) {
+      return Broken(
+          absl::StrFormat("names fd %d for mount %d, which it did not carry", index, mount_id));
+    }
+    directory = std::move(fds[index]);
+  }
+  for (auto& [mount_id, directory] : mounts) handles_.AdoptMount(mount_id, std::move(directory));
+  Closing closing;  // the root this table was made with
+  absl::MutexLock lock(&mutex_);
+  for (auto& [nodeid, entry] : by_nodeid_) {
+    if (entry.open != nullptr) closing.push_back(std::move(entry.open));
+  }
+  by_nodeid_.clear();
+  by_name_.clear();
+  by_backing_.clear();
+  recent_.clear();
+  pinned_.clear();
+  for (const SavedNode& node : saved.nodes) {
+    Entry& entry = by_nodeid_[node.nodeid];
+    entry.dev = node.dev;
+    entry.ino = node.ino;
+    entry.type = node.type;
+    entry.handle = node.handle;
+    entry.lookups = node.lookups;
+    if (node.serves_backing) by_backing_[{node.dev, node.ino}] = node.nodeid;
+  }
+  for (const SavedNode& node : saved.nodes) {
+    if (node.parent == 0) continue;
+    Entry& entry = by_nodeid_[node.nodeid];
+    entry.parent = node.parent;
+    entry.name = node.name;
+    by_name_[{node.parent, node.name}] = node.nodeid;
+    ++by_nodeid_[node.parent].named_children;
+  }
+  for (auto& [nodeid, fd] : open) {
+    Entry& entry = by_nodeid_[nodeid];
+    Install(entry, std::make_shared<Inode>(Inode{nodeid, entry.dev, entry.ino, std::move(fd)}),
+            closing);
+  }
+  next_nodeid_ = saved.next_nodeid;
+  names_moved_ = saved.names_moved;
+  lookups_served_ = saved.lookups_served;
+  tracked_entries_limit_ = saved.tracked_entries_limit;
+  entries_complete_ = saved.entries_complete;
+  entries_.clear();
+  entries_.insert(saved.entries.begin(), saved.entries.end());
+  return absl::OkStatus();
+}
+
+}  // namespace ringfuse::daemon
