@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "daemon/handover_state.h"
+#include "tests/daemon/kernel_passthrough.h"
 #include "tests/daemon/passthrough_fixture.h"
 #include "tests/daemon/test_files.h"
 
@@ -98,6 +99,9 @@ class PassthroughHandover : public PassthroughMountTest {
     successor_ = std::move(*taken);
     if (successor_fs_ != nullptr) {
       previous_.push_back(std::move(successor_fs_));  // its session went with successor_
+    } else {
+      mount_->ReleaseHandedOverSession();
+      fs_.reset();
     }
     successor_fs_ = std::move(next_fs);
     return absl::OkStatus();
@@ -191,6 +195,101 @@ TEST_P(PassthroughHandover, ASuccessorWithoutTheStateLosesCachedNamesAndOpenFile
   char back[16];
   EXPECT_EQ(::pread(file.get(), back, sizeof(back), 0), -1);
   EXPECT_EQ(errno, EBADF);
+}
+
+// A POSIX lock belongs to the process that took it (here, the test's): a forked child still
+// finds it held through the successor, who answers with the holder's pid.
+TEST_P(PassthroughHandover, APosixLockIsStillHeldAfterAHandover) {
+  const DaemonOptions options = CachingNames();
+  WriteFile(Source("file"), "locked\n");
+  Mount(options);
+  const internal::UniqueFd file(::open(Mounted("file").c_str(), O_RDWR));
+  struct flock range {};
+  range.l_type = F_WRLCK;
+  range.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(file.get(), F_SETLK, &range), 0) << std::strerror(errno);
+  ASSERT_TRUE(HandOver(options).ok());
+  const std::string path = Mounted("file");
+  const pid_t holder = ::getpid();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int fd = ::open(path.c_str(), O_RDWR);
+    struct flock wanted {};
+    wanted.l_type = F_WRLCK;
+    wanted.l_whence = SEEK_SET;
+    const bool refused = ::fcntl(fd, F_SETLK, &wanted) == -1 && errno == EAGAIN;
+    const bool shown =
+        ::fcntl(fd, F_GETLK, &wanted) == 0 && wanted.l_type == F_WRLCK && wanted.l_pid == holder;
+    ::_exit(refused && shown ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the lock was lost";
+  // Let go through the successor, it is free for others.
+  range.l_type = F_UNLCK;
+  ASSERT_EQ(::fcntl(file.get(), F_SETLK, &range), 0);
+  EXPECT_EQ(successor_fs_->lock_owner_opens(), 1u);  // until the owner's FLUSH at close
+}
+
+// With -o passthrough the kernel reads and writes an open file through its backing id, which
+// the connection keeps across the handover: the successor shares that id with the inode's next
+// opens (a second registration of the inode would fail them with EIO) and closes it at the last
+// release.
+TEST_P(PassthroughHandover, KernelPassthroughOpensKeepTheirBackingIdAcrossAHandover) {
+  DaemonOptions options = CachingNames();
+  options.passthrough = true;
+  WriteFile(Source("file"), "0123456789");
+  Mount(options);
+  if (absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
+    RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
+  }
+  const internal::UniqueFd before(::open(Mounted("file").c_str(), O_RDWR));
+  ASSERT_TRUE(before.valid()) << std::strerror(errno);
+  ASSERT_TRUE(HandOver(options).ok());
+  const internal::UniqueFd after(::open(Mounted("file").c_str(), O_RDWR));
+  ASSERT_TRUE(after.valid()) << std::strerror(errno);
+  ASSERT_EQ(::pwrite(after.get(), "abc", 3, 0), 3) << std::strerror(errno);
+  char back[16] = {};
+  ASSERT_EQ(::pread(before.get(), back, sizeof(back), 0), 10) << std::strerror(errno);
+  EXPECT_STREQ(back, "abc3456789");
+  EXPECT_EQ(successor_fs_->reads_served() + successor_fs_->writes_served(), 0u)
+      << "the successor served I/O the kernel should have done through the backing file";
+}
+
+// Whatever the bytes of a record, the successor either restores it or refuses it with an error,
+// closing every fd it was given: truncated at every length, and with each byte changed.
+TEST_P(PassthroughHandover, ABrokenRecordIsRefusedAndLeaksNoFd) {
+  const DaemonOptions options = CachingNames();
+  ASSERT_TRUE(std::filesystem::create_directories(Source("d/e")));
+  WriteFile(Source("d/e/file"), "x");
+  Mount(options);
+  Lstat(Mounted("d/e/file"));
+  const internal::UniqueFd file(::open(Mounted("d/e/file").c_str(), O_RDONLY));
+  DIR* dir = ::opendir(Mounted("d").c_str());
+  ASSERT_NE(dir, nullptr);
+  absl::StatusOr<HandoverPayload> saved = SaveHandoverState(*fs_, "");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  auto attempt = [&](std::string bytes) {
+    HandoverPayload payload{std::move(bytes), {}};
+    for (int fd : saved->fds) payload.fds.push_back(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    DaemonOptions served = options;
+    served.source = source_;
+    PassthroughFs fresh(internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), served);
+    return RestoreHandoverState(std::move(payload), fresh).status();
+  };
+  const size_t fds = OpenFdCount();
+  ASSERT_TRUE(attempt(saved->bytes).ok());  // the control: the whole record restores
+  for (size_t length = 0; length < saved->bytes.size(); ++length) {
+    EXPECT_FALSE(attempt(saved->bytes.substr(0, length)).ok()) << "cut at " << length;
+  }
+  EXPECT_FALSE(attempt(saved->bytes + "x").ok());
+  for (size_t at = 0; at < saved->bytes.size(); ++at) {
+    std::string changed = saved->bytes;
+    changed[at] = static_cast<char>(changed[at] ^ 0x5a);
+    (void)attempt(changed);
+  }
+  EXPECT_EQ(OpenFdCount(), fds);
+  ::closedir(dir);
 }
 
 // Clients that stat, list, read, readlink, create/unlink and append with fsync to files of

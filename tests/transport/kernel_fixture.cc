@@ -60,6 +60,7 @@ absl::StatusOr<std::unique_ptr<ServedMount>> ServedMount::Start(Handler& handler
     return session.status();
   }
   mount->session_ = std::move(*session);
+  mount->connection_id_ = mount->session_->connection_id();
   mount->watchdog_ = std::thread(&ServedMount::Watch, mount.get());
   return mount;
 }
@@ -69,7 +70,7 @@ void ServedMount::Watch() {
   if (watchdog_wake_.wait_for(lock, kWatchdogBound, [this] { return ending_; })) return;
   ADD_FAILURE() << "the mount outlived " << kWatchdogBound.count()
                 << " s: aborting its connection so that nothing hangs";
-  (void)AbortConnection(session_->connection_id());
+  (void)AbortConnection(connection_id_);
 }
 
 long ServedMount::StopAndJoin() {

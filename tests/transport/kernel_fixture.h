@@ -56,6 +56,10 @@ class ServedMount {
   const std::string& root() const { return root_; }
   std::string Path(const std::string& relative) const { return root_ + "/" + relative; }
   Session& session() { return *session_; }
+  // After the session handed its connection over (ringfuse/handover.h): lets the ended session
+  // go, so that its handler may go too, as the old process's do when it exits. The mount, served
+  // by another session now, stays watched and is unmounted by that session.
+  void ReleaseHandedOverSession() { session_.reset(); }
 
   // Stops the session and returns how long the stop took, in milliseconds, or -1 past the bound.
   long StopAndJoin();
@@ -67,6 +71,7 @@ class ServedMount {
 
   std::string root_;
   std::unique_ptr<Session> session_;
+  uint32_t connection_id_ = 0;  // the watchdog's, which outlives a handed-over session_
   bool joined_ = false;
   std::mutex watchdog_mutex_;
   std::condition_variable watchdog_wake_;
