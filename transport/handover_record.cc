@@ -23,6 +23,7 @@ constexpr uint32_t kMagic = 0x52464844;  // "RFHD"
 constexpr uint32_t kVersion = 1;
 // Record bytes per message: well within a unix socket's default send buffer.
 constexpr size_t kChunk = 32 * 1024;
+constexpr std::string_view kReady = "ready";
 constexpr std::string_view kAck = "serving";
 constexpr std::string_view kRefusal = "refused: ";
 
@@ -166,7 +167,12 @@ void SendHandoverRefusal(int socket, const absl::Status& why) {
   (void)::send(socket, message.data(), message.size(), MSG_NOSIGNAL);
 }
 
-absl::Status AwaitHandoverAck(int socket, absl::Duration timeout) {
+namespace {
+
+// The new process's next short message: `word`, a refusal, or nothing (it went away). `step`
+// names what `word` says it did, for the errors: "served", "got ready".
+absl::Status AwaitWord(int socket, absl::Duration timeout, std::string_view word,
+                       std::string_view step) {
   const Deadline deadline(timeout);
   pollfd ready{socket, POLLIN, 0};
   int polled;
@@ -174,8 +180,8 @@ absl::Status AwaitHandoverAck(int socket, absl::Duration timeout) {
     polled = ::poll(&ready, 1, static_cast<int>(absl::ToInt64Milliseconds(deadline.left())));
   } while (polled < 0 && errno == EINTR);
   if (polled == 0) {
-    return absl::DeadlineExceededError(
-        absl::StrFormat("the new process did not serve within %s", absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(absl::StrFormat("the new process had not %s within %s", step,
+                                                       absl::FormatDuration(timeout)));
   }
   char buffer[4096];
   const ssize_t length = ::recv(socket, buffer, sizeof(buffer), 0);
@@ -186,11 +192,29 @@ absl::Status AwaitHandoverAck(int socket, absl::Duration timeout) {
         absl::StrFormat("the new process refused the connection, so this one serves on: %s",
                         answer.substr(kRefusal.size())));
   }
-  if (answer != kAck) {
-    return absl::AbortedError(
-        "the new process ended before it served (it failed or was killed); this one serves on");
+  if (answer != word) {
+    return absl::AbortedError(absl::StrFormat(
+        "the new process ended before it %s (it failed or was killed); this one serves on", step));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SendHandoverReady(int socket) {
+  if (::send(socket, kReady.data(), kReady.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(kReady.size())) {
+    return ErrnoStatus(errno, "cannot tell the old process that this one is ready");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AwaitHandoverReady(int socket, absl::Duration timeout) {
+  return AwaitWord(socket, timeout, kReady, "got ready");
+}
+
+absl::Status AwaitHandoverAck(int socket, absl::Duration timeout) {
+  return AwaitWord(socket, timeout, kAck, "served");
 }
 
 }  // namespace ringfuse::internal

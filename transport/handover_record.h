@@ -47,6 +47,12 @@ struct ReceivedHandover {
 // than its record announced (every fd received is then closed).
 absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket);
 
+// The new process's first message, that it waits for the connection: the old one pauses only
+// then, so that clients do not wait while the new process starts (exec, loading, setup).
+absl::Status SendHandoverReady(int socket);
+// OK once it arrives; as AwaitHandoverAck otherwise.
+absl::Status AwaitHandoverReady(int socket, absl::Duration timeout);
+
 // The one-message acknowledgement from the new process that it serves, and the wait for it.
 absl::Status SendHandoverAck(int socket);
 // Tells the old process why this one will not serve, so that it serves on at once.

@@ -29,15 +29,19 @@ absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHa
     serving = transport_;
     pausing_ = true;
   }
+  // Clients wait from the pause on, not while the new process starts.
+  absl::Status stopped = serving->CanPause();
+  if (stopped.ok()) stopped = AwaitHandoverReady(socket, options.takeover_timeout);
   const Stopwatch paused;
-  HandoverReport report;
-  if (absl::Status stopped = serving->Pause(); !stopped.ok()) {
+  if (stopped.ok()) stopped = serving->Pause();
+  if (!stopped.ok()) {
     // Nothing was stopped: the transport serves on.
     std::lock_guard lock(serving_mutex_);
     pausing_ = false;
     serving_changed_.notify_all();
     return stopped;
   }
+  HandoverReport report;
   if (absl::Status sent = SendConnection(socket, save, options, report); !sent.ok()) {
     Resume();
     return sent;
@@ -90,6 +94,7 @@ void SessionImpl::Resume() {
 absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::TakeOver(
     int socket, const SessionOptions& options, Handler& handler,
     const RestoreFromHandover& restore) {
+  if (absl::Status ready = SendHandoverReady(socket); !ready.ok()) return ready;
   absl::StatusOr<ReceivedHandover> received = ReceiveHandover(socket);
   if (!received.ok()) {
     SendHandoverRefusal(socket, received.status());

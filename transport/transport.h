@@ -45,6 +45,9 @@ class Transport {
   // read and not yet handled stays on its processing list for NOTIFY_RESEND. Unimplemented where
   // the transport cannot stop cleanly this way.
   virtual absl::Status Pause() = 0;
+  // Whether Pause can work here: asked before a handover waits for the new process, so that a
+  // transport that cannot pause refuses at once.
+  virtual absl::Status CanPause() const { return absl::OkStatus(); }
   // Human-readable memory cost, e.g. "2 queues x 8 entries x 1.0 MiB payload".
   virtual std::string Describe() const = 0;
 };

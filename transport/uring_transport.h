@@ -20,7 +20,8 @@ class UringTransport : public Transport {
   absl::Status Start() override;
   void Stop() override { workers_.Stop(); }
   void Join() override { workers_.Join(); }
-  absl::Status Pause() override {
+  absl::Status Pause() override { return CanPause(); }
+  absl::Status CanPause() const override {
     return absl::UnimplementedError(
         "a uring session cannot be handed over yet: a read the ring holds cannot yet be taken back "
         "at a clean point (hand over from the threads transport)");

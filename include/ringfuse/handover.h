@@ -7,6 +7,8 @@
 /// Session::TakeOver with the other end and a callback that restores it. Between the two, the
 /// kernel holds the requests clients make (they wait, nothing fails):
 ///
+/// 0. The new process says it is ready to take over; the old one waits for that before it
+///    pauses, so that clients do not wait while the new process starts.
 /// 1. The old session stops reading at a clean point: each worker finishes the request in its
 ///    hands. (A request a handler answers later, from another thread, is not waited for: the new
 ///    process gets it again through NOTIFY_RESEND, and the late answer is refused.)
@@ -51,8 +53,8 @@ struct HandoverPayload {
 
 /// How long HandOver waits.
 struct HandoverOptions {
-  /// For the new process to restore its state and start serving; past it the session serves
-  /// on.
+  /// For the new process to get ready, and again to restore its state and start serving; past
+  /// either the session serves on (having paused nothing in the first case).
   absl::Duration takeover_timeout = absl::Seconds(60);
 };
 

@@ -184,8 +184,9 @@ TEST_F(Handover, ARefusedRestoreLeavesTheOldSessionServing) {
 
 TEST_F(Handover, APeerThatLeavesMidwayLeavesTheOldSessionServing) {
   SocketPair pair = MakeSocketPair();
-  // The peer takes the record and its fds, then goes away without serving.
+  // The peer says it is ready, takes the record and its fds, then goes away without serving.
   std::thread peer([&pair] {
+    ASSERT_EQ(::send(pair.new_end.get(), "ready", 5, 0), 5);
     char buffer[64 * 1024];
     (void)::recv(pair.new_end.get(), buffer, sizeof(buffer), 0);
     pair.new_end.reset();
@@ -198,6 +199,22 @@ TEST_F(Handover, APeerThatLeavesMidwayLeavesTheOldSessionServing) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   load.Finish();
   EXPECT_EQ(load.failures(), 0) << load.first_failure();
+}
+
+// The old session pauses only once the new process is ready to take over, so a new process that
+// never gets there (it hangs while starting) costs clients nothing.
+TEST_F(Handover, ANewProcessThatNeverGetsReadyNeitherPausesNorStopsTheOldSession) {
+  SocketPair pair = MakeSocketPair();
+  ClientLoad load(mount_->root(), 2);
+  absl::StatusOr<HandoverReport> report = mount_->session().HandOver(
+      pair.old_end.get(), [] { return HandoverPayload{}; },
+      HandoverOptions{.takeover_timeout = absl::Milliseconds(300)});
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kDeadlineExceeded) << report.status();
+  const long during = load.calls();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  load.Finish();
+  EXPECT_EQ(load.failures(), 0) << load.first_failure();
+  EXPECT_GT(during, 0) << "clients were held while the new process was not ready";
 }
 
 TEST_F(Handover, AUringSessionRefusesToHandOverAndServesOn) {
