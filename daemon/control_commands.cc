@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -18,6 +19,10 @@ bool IsWord(std::string_view text) {
     if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
   }
   return true;
+}
+
+std::string Escaped(std::string_view text) {
+  return absl::CHexEscape(absl::string_view(text.data(), text.size()));
 }
 
 std::string Error(std::string_view message) { return "error " + std::string(message); }
@@ -46,6 +51,38 @@ absl::StatusOr<ControlRequest> ParsePublish(std::string_view revision,
   return PublishRequest{std::string(revision), *method};
 }
 
+// The rest of the line after "restart": nothing, or an absolute path.
+absl::StatusOr<ControlRequest> ParseRestart(std::string_view binary) {
+  for (const char c : binary) {
+    if (static_cast<unsigned char>(c) < ' ' || c == 0x7f) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "restart: the program's path \"%s\" holds a control character", Escaped(binary)));
+    }
+  }
+  if (!binary.empty() && binary.front() != '/') {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "restart: the program's path must be absolute, not \"%s\"", Escaped(binary)));
+  }
+  return RestartRequest{std::string(binary)};
+}
+
+std::string AnswerRestart(const RestartRequest& request, const RestartFunction& restart) {
+  absl::StatusOr<RestartReport> report = restart(request.binary);
+  if (!report.ok()) return Error(std::string(report.status().message()));
+  const HandoverReport& handover = report->handover;
+  return absl::StrFormat("ok pid=%d pause_us=%.1f save_us=%.1f state_bytes=%u state_fds=%u",
+                         report->pid, absl::ToDoubleMicroseconds(handover.pause),
+                         absl::ToDoubleMicroseconds(handover.save), handover.state_bytes,
+                         handover.state_fds);
+}
+
+std::string AnswerStatus(const Publisher* publisher, const InodeTable& table) {
+  const std::string revision =
+      publisher == nullptr ? "" : absl::StrCat("revision=", publisher->current(), " ");
+  return absl::StrFormat("ok %snodes=%u lookups=%u pid=%d", revision, table.size(),
+                         table.lookups_served(), ::getpid());
+}
+
 }  // namespace
 
 absl::StatusOr<ControlRequest> ParseControlRequest(std::string_view request) {
@@ -55,19 +92,29 @@ absl::StatusOr<ControlRequest> ParseControlRequest(std::string_view request) {
     return ParsePublish({words[1].data(), words[1].size()}, {words[2].data(), words[2].size()});
   }
   if (words.size() == 1 && words[0] == "status") return StatusRequest{};
+  if (!words.empty() && words[0] == "restart") {
+    // The words split off the request itself, so the rest of the line starts at the word's end.
+    const size_t after = static_cast<size_t>(words[0].data() + words[0].size() - request.data());
+    const size_t start = request.find_first_not_of(' ', after);
+    return ParseRestart(start == std::string_view::npos ? "" : request.substr(start));
+  }
   return absl::InvalidArgumentError(
-      absl::StrFormat("unknown request \"%s\": publish REV METHOD, or status",
+      absl::StrFormat("unknown request \"%s\": publish REV METHOD, status, or restart [BINARY]",
                       absl::CHexEscape(absl::string_view(request.data(), request.size()))));
 }
 
-std::string AnswerControl(std::string_view request, Publisher& publisher, const InodeTable& table) {
+std::string AnswerControl(std::string_view request, Publisher* publisher, const InodeTable& table,
+                          const RestartFunction& restart) {
   const absl::StatusOr<ControlRequest> parsed = ParseControlRequest(request);
   if (!parsed.ok()) return Error(std::string(parsed.status().message()));
   if (const auto* publish = std::get_if<PublishRequest>(&*parsed)) {
-    return AnswerPublish(*publish, publisher);
+    if (publisher == nullptr) return Error("publish needs revisions mode");
+    return AnswerPublish(*publish, *publisher);
   }
-  return absl::StrFormat("ok revision=%s nodes=%u lookups=%u pid=%d", publisher.current(),
-                         table.size(), table.lookups_served(), ::getpid());
+  if (const auto* restart_request = std::get_if<RestartRequest>(&*parsed)) {
+    return AnswerRestart(*restart_request, restart);
+  }
+  return AnswerStatus(publisher, table);
 }
 
 absl::StatusOr<ControlFields> ParseControlReply(std::string_view reply) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -163,6 +164,27 @@ absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(dev_t mount_
       new ControlServer(path, std::move(*listener), std::move(wake), std::move(answer)));
 }
 
+absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Adopt(internal::UniqueFd listener,
+                                                                    Answer answer) {
+  int listening = 0;
+  socklen_t size = sizeof(listening);
+  if (::getsockopt(listener.get(), SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 ||
+      listening == 0) {
+    return absl::InvalidArgumentError("the control socket handed over is not a listening socket");
+  }
+  sockaddr_un address{};
+  socklen_t length = sizeof(address);
+  if (::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
+      address.sun_family != AF_UNIX || length <= offsetof(sockaddr_un, sun_path) ||
+      address.sun_path[0] != '/') {
+    return absl::InvalidArgumentError("the control socket handed over has no unix socket path");
+  }
+  internal::UniqueFd wake(::eventfd(0, EFD_CLOEXEC));
+  if (!wake.valid()) return internal::ErrnoStatus(errno, "eventfd");
+  return std::unique_ptr<ControlServer>(
+      new ControlServer(address.sun_path, std::move(listener), std::move(wake), std::move(answer)));
+}
+
 ControlServer::ControlServer(std::string path, internal::UniqueFd listener, internal::UniqueFd wake,
                              Answer answer)
     : path_(std::move(path)),
@@ -176,7 +198,7 @@ ControlServer::~ControlServer() {
   const uint64_t one = 1;
   if (::write(wake_.get(), &one, sizeof(one)) < 0) LogLine(LogLevel::kError, "control: wake");
   thread_.join();
-  ::unlink(path_.c_str());
+  if (!handed_off_) ::unlink(path_.c_str());
 }
 
 namespace {
@@ -200,6 +222,7 @@ void ControlServer::Serve() {
     if (connection.valid()) {
       starved = false;
       ServeOne(connection.get());
+      if (handed_off_) return;
     } else if (OutOfResources(errno)) {
       // The connection stays queued and the listener readable: without a pause this loop
       // would spin a CPU until an fd comes free. Stopping still wakes it at once.
@@ -223,7 +246,7 @@ void ControlServer::ServeOne(int connection) {
   absl::StatusOr<std::string> request =
       ReadLine(connection, internal::Deadline(kServerRequestBound));
   const std::string reply =
-      request.ok() ? answer_(*request) : "error " + std::string(request.status().message());
+      request.ok() ? answer_(*request, *this) : "error " + std::string(request.status().message());
   if (absl::Status status = WriteAll(connection, reply + "\n"); !status.ok()) {
     LogLine(LogLevel::kWarning, "control: " + std::string(status.message()));
   }
@@ -235,8 +258,8 @@ absl::StatusOr<std::string> SendControlRequest(const std::string& mountpoint,
   if (!device.ok()) return device.status();
   absl::StatusOr<std::string> reply = SendControlRequestTo(*device, request, timeout);
   if (absl::IsNotFound(reply.status())) {
-    return absl::NotFoundError(absl::StrFormat(
-        "no ringfused answers for %s (is it mounted by ringfused --revisions?)", mountpoint));
+    return absl::NotFoundError(
+        absl::StrFormat("no ringfused answers for %s (is it mounted by ringfused?)", mountpoint));
   }
   return reply;
 }

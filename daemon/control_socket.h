@@ -26,14 +26,25 @@ absl::StatusOr<dev_t> MountedDevice(const std::string& mountpoint);
 
 class ControlServer {
  public:
-  // Answers one request line (without its newline) with one reply line.
-  using Answer = std::function<std::string(std::string_view request)>;
+  // Answers one request line (without its newline) with one reply line. `server` is the one
+  // answering, so that an answer may hand its listener over (HandOff).
+  using Answer = std::function<std::string(std::string_view request, ControlServer& server)>;
 
   static absl::StatusOr<std::unique_ptr<ControlServer>> Start(dev_t mount_device, Answer answer);
-  // Stops accepting, joins (a request being answered is finished first) and removes the socket.
+  // Serves `listener`, the listening socket of a daemon that handed its mount over to this one
+  // (ringfuse-ctl restart): the same socket under the same name, so clients see no gap.
+  static absl::StatusOr<std::unique_ptr<ControlServer>> Adopt(internal::UniqueFd listener,
+                                                              Answer answer);
+  // Stops accepting, joins (a request being answered is finished first) and removes the socket,
+  // unless handed off.
   ~ControlServer();
 
   const std::string& path() const { return path_; }
+  // The listening socket, for a successor to Adopt.
+  int listener() const { return listener_.get(); }
+  // From an answer only: once this request is answered, accepts no more and leaves the socket's
+  // name at destruction, since the successor that got the listener serves it now.
+  void HandOff() { handed_off_ = true; }
 
  private:
   ControlServer(std::string path, internal::UniqueFd listener, internal::UniqueFd wake,
@@ -45,6 +56,8 @@ class ControlServer {
   internal::UniqueFd listener_;
   internal::UniqueFd wake_;  // an eventfd that ends Serve()
   Answer answer_;
+  // Written by the serving thread only, read by the destructor once it has joined.
+  bool handed_off_ = false;
   std::thread thread_;
 };
 

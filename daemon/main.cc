@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -16,8 +19,10 @@
 #include "daemon/credentials.h"
 #include "daemon/debug_tracer.h"
 #include "daemon/detach.h"
+#include "daemon/handover_state.h"
 #include "daemon/options.h"
 #include "daemon/passthrough_fs.h"
+#include "daemon/restart.h"
 #include "daemon/revisions.h"
 #include "daemon/session_options.h"
 #include "ringfuse/json_trace.h"
@@ -102,24 +107,89 @@ struct Running {
   std::unique_ptr<Session> session;
   std::unique_ptr<Publisher> publisher;
   std::unique_ptr<ControlServer> control;
+  Successor successor;      // what ringfuse-ctl restart starts
+  pid_t successor_pid = 0;  // once handed over; written by the control thread
 };
 
-absl::Status StartControl(Running& running, Served& served, const DaemonOptions& options) {
-  running.publisher = std::make_unique<Publisher>(
-      std::move(*served.repo), served.revision, running.fs->inodes(), running.session->notifier());
-  absl::StatusOr<dev_t> device = MountedDevice(options.mountpoint);
-  if (!device.ok()) return device.status();
+std::string AnswerFor(Running& running, std::string_view request, ControlServer& server) {
+  const auto restart = [&](const std::string& binary) {
+    Successor successor = running.successor;
+    if (!binary.empty()) successor.binary = binary;
+    const std::string revision = running.publisher ? running.publisher->current() : "";
+    absl::StatusOr<RestartReport> report =
+        RestartDaemon(successor, *running.session, *running.fs, revision, server);
+    if (report.ok()) running.successor_pid = report->pid;
+    return report;
+  };
+  return AnswerControl(request, running.publisher.get(), running.fs->inodes(), restart);
+}
+
+// The control socket: a new one, or the one a restarted daemon handed over with the mount.
+absl::StatusOr<std::unique_ptr<ControlServer>> OpenControl(Running& running,
+                                                           internal::UniqueFd inherited) {
   Running* state = &running;
+  ControlServer::Answer answer = [state](std::string_view request, ControlServer& server) {
+    return AnswerFor(*state, request, server);
+  };
+  if (inherited.valid()) return ControlServer::Adopt(std::move(inherited), std::move(answer));
+  absl::StatusOr<dev_t> device = MountedDevice(running.session->mountpoint());
+  if (!device.ok()) return device.status();
+  return ControlServer::Start(*device, std::move(answer));
+}
+
+// Revisions mode needs the socket for publish; without it, passthrough mode only loses
+// ringfuse-ctl (a user's daemon may have no runtime directory to put it in), and says so.
+absl::Status StartControl(Running& running, Served& served, const std::string& revision,
+                          internal::UniqueFd inherited, const DaemonOptions& options,
+                          std::string_view program) {
+  if (options.mode == Mode::kRevisions) {
+    running.publisher = std::make_unique<Publisher>(
+        std::move(*served.repo), revision, running.fs->inodes(), running.session->notifier());
+  }
   absl::StatusOr<std::unique_ptr<ControlServer>> control =
-      ControlServer::Start(*device, [state](std::string_view request) {
-        return AnswerControl(request, *state->publisher, state->fs->inodes());
-      });
-  if (!control.ok()) return control.status();
-  running.control = std::move(*control);
+      OpenControl(running, std::move(inherited));
+  if (control.ok()) {
+    running.control = std::move(*control);
+    return absl::OkStatus();
+  }
+  if (options.mode == Mode::kRevisions) return control.status();
+  std::fprintf(stderr, "%s: no control socket, so ringfuse-ctl cannot reach this daemon: %s\n",
+               std::string(program).c_str(), std::string(control.status().message()).c_str());
   return absl::OkStatus();
 }
 
-absl::Status Start(Running& running, const DaemonOptions& options, internal::UniqueFd trace_file) {
+// What the daemon it takes over from hands this one, besides the connection: its state, then
+// its control socket's listener as the last fd.
+struct Inherited {
+  std::string revision;
+  internal::UniqueFd control_listener;
+};
+
+absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inherited& inherited) {
+  if (payload.fds.empty()) {
+    return absl::DataLossError("the handover carried no control socket");
+  }
+  inherited.control_listener.reset(payload.fds.back());
+  payload.fds.pop_back();
+  absl::StatusOr<std::string> revision = RestoreHandoverState(std::move(payload), fs);
+  if (!revision.ok()) return revision.status();
+  inherited.revision = std::move(*revision);
+  return absl::OkStatus();
+}
+
+// Mounts, or takes the mount over from the daemon at the other end of --takeover-fd.
+absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& session_options,
+                                                      const DaemonOptions& options,
+                                                      PassthroughFs& fs, Inherited& inherited) {
+  if (options.takeover_fd < 0) return Session::Start(session_options, fs);
+  const internal::UniqueFd socket(options.takeover_fd);
+  return Session::TakeOver(socket.get(), session_options, fs, [&](HandoverPayload payload) {
+    return RestoreInherited(std::move(payload), fs, inherited);
+  });
+}
+
+absl::Status Start(Running& running, const DaemonOptions& options, internal::UniqueFd trace_file,
+                   std::string_view program) {
   absl::StatusOr<Served> served = OpenServed(options);
   if (!served.ok()) return served.status();
   running.fs = std::make_unique<PassthroughFs>(std::move(served->root), options);
@@ -131,7 +201,9 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
     running.trace = std::make_unique<JsonTraceWriter>(trace_file.release());
     session_options.observer = running.trace.get();
   }
-  absl::StatusOr<std::unique_ptr<Session>> session = Session::Start(session_options, *running.fs);
+  Inherited inherited{served->revision, {}};
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      StartSession(session_options, options, *running.fs, inherited);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
   if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(wire::NotifyCode::kPrune)) {
@@ -144,11 +216,31 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
   if (options.passthrough) {
     if (absl::Status works = running.fs->CheckPassthroughWorks(); !works.ok()) return works;
   }
-  if (options.mode == Mode::kRevisions) return StartControl(running, *served, options);
-  return absl::OkStatus();
+  return StartControl(running, *served, inherited.revision, std::move(inherited.control_listener),
+                      options, program);
 }
 
-int Run(const DaemonOptions& options, std::string_view program) {
+// A restarted daemon appends to the trace its predecessor wrote, rather than starting it over.
+absl::StatusOr<int> OpenTraceFile(const DaemonOptions& options) {
+  if (options.takeover_fd < 0) return JsonTraceWriter::CreateFile(options.trace);
+  const int fd = ::open(options.trace.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return internal::ErrnoStatus(errno, "trace file " + options.trace);
+  return fd;
+}
+
+// A daemon started by restart: its predecessor's standard streams, and its working directory
+// (for the command line's relative paths), which a detached daemon leaves once started.
+void SettleTakenOver(const DaemonOptions& options, const Session& session,
+                     std::string_view program) {
+  std::fprintf(stderr, "%s: took over %s (ringfuse-ctl restart); %s\n",
+               std::string(program).c_str(), session.mountpoint().c_str(),
+               session.transport_choice().c_str());
+  if (!options.foreground && ::chdir("/") != 0) {
+    LogLine(LogLevel::kWarning, "cannot change directory to /");
+  }
+}
+
+int Run(const DaemonOptions& options, Successor successor, std::string_view program) {
   StopSignals signals;  // before any thread exists
   RaiseFdLimit();       // before the inode table sizes itself from it
   if (absl::Status identity = CheckCallerIdentity(options, program); !identity.ok()) {
@@ -161,7 +253,7 @@ int Run(const DaemonOptions& options, std::string_view program) {
   // in the foreground; its writer thread starts after, since threads do not survive the fork.
   internal::UniqueFd trace_file;
   if (!options.trace.empty()) {
-    absl::StatusOr<int> created = JsonTraceWriter::CreateFile(options.trace);
+    absl::StatusOr<int> created = OpenTraceFile(options);
     if (!created.ok()) {
       std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
                    std::string(created.status().message()).c_str());
@@ -170,7 +262,8 @@ int Run(const DaemonOptions& options, std::string_view program) {
     trace_file.reset(*created);
   }
   std::optional<DetachedDaemon> detached;
-  if (!options.foreground) {
+  // A successor is detached already: its predecessor's streams, in a session of its own.
+  if (!options.foreground && options.takeover_fd < 0) {
     absl::StatusOr<DetachedDaemon> daemon = Detach(program);
     if (!daemon.ok()) {
       std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
@@ -180,7 +273,8 @@ int Run(const DaemonOptions& options, std::string_view program) {
     detached.emplace(std::move(*daemon));
   }
   Running running;
-  if (absl::Status status = Start(running, options, std::move(trace_file)); !status.ok()) {
+  running.successor = std::move(successor);
+  if (absl::Status status = Start(running, options, std::move(trace_file), program); !status.ok()) {
     const std::string message(status.message());
     if (detached) {
       detached->Failed(message);  // the waiting command prints it
@@ -191,20 +285,50 @@ int Run(const DaemonOptions& options, std::string_view program) {
   }
   if (detached) {
     detached->Ready();
+  } else if (options.takeover_fd >= 0) {
+    SettleTakenOver(options, *running.session, program);
   } else {
     std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
                  running.session->transport_choice().c_str());
   }
   signals.Wait(*running.session);
+  // Joined first, so that a restart's answer is complete: it tells whether the mount was
+  // handed over (the session then ended without unmounting).
+  running.control.reset();
+  if (running.successor_pid != 0) {
+    std::fprintf(stderr, "%s: %s is served by pid %d now (ringfuse-ctl restart); exiting\n",
+                 std::string(program).c_str(), running.session->mountpoint().c_str(),
+                 static_cast<int>(running.successor_pid));
+    return 0;
+  }
   if (running.session->aborted()) {
     std::fprintf(stderr,
                  "%s: the kernel aborted the connection to %s: a request went unanswered past "
                  "-o request_timeout, or someone aborted it through /sys/fs/fuse/connections; "
                  "unmounted\n",
-                 std::string(program).c_str(), options.mountpoint.c_str());
+                 std::string(program).c_str(), running.session->mountpoint().c_str());
     return 1;
   }
   return 0;
+}
+
+// What restart starts: the program at the path this one was started from (so that an upgrade
+// installed there is what runs next), with this command line, from this directory.
+Successor SuccessorOf(int argc, char** argv) {
+  Successor successor;
+  if (char* self = ::realpath("/proc/self/exe", nullptr); self != nullptr) {
+    successor.binary = self;
+    ::free(self);
+  }
+  for (int i = 0; i < argc; ++i) {
+    if (!std::string_view(argv[i]).starts_with(kTakeoverFdOption))
+      successor.argv.push_back(argv[i]);
+  }
+  if (char* directory = ::getcwd(nullptr, 0); directory != nullptr) {
+    successor.directory = directory;
+    ::free(directory);
+  }
+  return successor;
 }
 
 }  // namespace
@@ -223,12 +347,15 @@ int main(int argc, char** argv) {
     std::fputs(Usage(program).c_str(), stdout);
     return 0;
   }
-  for (auto [path, what] :
-       {std::pair{&options->source, "source"}, std::pair{&options->mountpoint, "mountpoint"}}) {
+  std::vector<std::pair<std::string*, const char*>> paths = {{&options->source, "source"}};
+  // A successor gets the mountpoint with the connection; looking it up would wait on the mount,
+  // paused until this very process serves it.
+  if (options->takeover_fd < 0) paths.emplace_back(&options->mountpoint, "mountpoint");
+  for (auto [path, what] : paths) {
     if (absl::Status status = MakeAbsolute(*path, what); !status.ok()) {
       std::fprintf(stderr, "ringfused: %s\n", std::string(status.message()).c_str());
       return 1;
     }
   }
-  return Run(*options, program);
+  return Run(*options, SuccessorOf(argc, argv), program);
 }

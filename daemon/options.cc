@@ -156,6 +156,7 @@ enum LongOption : int {
   kQueueDepth,
   kThreads,
   kTrace,
+  kTakeoverFd,
 };
 
 constexpr option kLongOptions[] = {
@@ -166,6 +167,7 @@ constexpr option kLongOptions[] = {
     {"queue-depth", required_argument, nullptr, kQueueDepth},
     {"threads", required_argument, nullptr, kThreads},
     {"trace", required_argument, nullptr, kTrace},
+    {"takeover-fd", required_argument, nullptr, kTakeoverFd},
     {nullptr, 0, nullptr, 0},
 };
 
@@ -194,6 +196,13 @@ absl::Status ApplyOption(int code, std::string_view value, DaemonOptions& option
     case kTrace:
       if (value.empty()) return Bad("--trace needs a file name");
       options.trace = std::string(value);
+      return absl::OkStatus();
+    case kTakeoverFd:
+      if (!absl::SimpleAtoi(absl::string_view(value.data(), value.size()), &options.takeover_fd) ||
+          options.takeover_fd < 0) {
+        return Bad(
+            absl::StrFormat("--takeover-fd needs a file descriptor number, not \"%s\"", value));
+      }
       return absl::OkStatus();
     case kTransport: {
       absl::StatusOr<TransportKind> kind = ParseTransportKind(value);
@@ -352,6 +361,8 @@ std::string Usage(std::string_view program) {
       "  -d                     log every request and reply on one line (implies -f)\n"
       "  --trace=FILE           write every request and reply to FILE as JSON lines\n"
       "                         (read them with ringfuse-trace)\n"
+      "  --takeover-fd=N        serve the mount handed over on unix socket N instead of\n"
+      "                         mounting (used by ringfuse-ctl restart; not for other use)\n"
       "  -h, --help             this text\n",
       program);
 }

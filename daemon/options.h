@@ -10,6 +10,7 @@
 // (nosuid, noexec, noatime, _netdev, noauto...) among the -o ones. Revisions mode caches names,
 // attributes and missing names for a day unless told otherwise, as revisioned deployments run: a
 // publish invalidates, not a timeout.
+// ringfuse-ctl restart starts its successor with --takeover-fd=N (daemon/restart.h).
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,13 @@ struct DaemonOptions {
   bool debug = false;       // -d: every request and reply on one line; implies -f
   std::string trace;        // --trace=FILE: every request and reply as JSON lines in FILE
   bool help = false;        // -h, --help: print Usage() and exit 0
+  // --takeover-fd=N: started by `ringfuse-ctl restart`, serve the mount the daemon at the other
+  // end of unix socket N hands over instead of mounting; -1: mount.
+  int takeover_fd = -1;
 };
+
+// How restart passes the socket, so that it can leave it out of its successor's own restart.
+inline constexpr char kTakeoverFdOption[] = "--takeover-fd=";
 
 // `args` excludes the program name.
 absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> args);

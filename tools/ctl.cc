@@ -2,10 +2,16 @@
 //
 //   ringfuse-ctl publish MOUNTPOINT REV [--invalidate=epoch|entries|entries-batched|none]
 //   ringfuse-ctl status MOUNTPOINT
+//   ringfuse-ctl restart MOUNTPOINT [--binary=PATH]
 //
 // publish returns once the daemon serves REV and the kernel has taken the invalidation, and
-// prints how long that took and how much of the kernel's cache it concerned.
+// prints how long that took and how much of the kernel's cache it concerned. restart returns once
+// a new ringfused serves the mount in place of the old one, which exits (daemon/restart.h).
+#include <stdlib.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,12 +29,16 @@ namespace {
 using ringfuse::daemon::ControlFields;
 
 constexpr absl::Duration kTimeout = absl::Seconds(60);
+// Beyond the daemon's wait for its successor to serve (HandoverOptions::takeover_timeout).
+constexpr absl::Duration kRestartTimeout = absl::Seconds(90);
 
 }  // namespace
 
 ABSL_FLAG(std::string, invalidate, "epoch",
           "publish: how to invalidate what the kernel cached: epoch, entries, entries-batched or "
           "none");
+ABSL_FLAG(std::string, binary, "",
+          "restart: the program to start in the daemon's place (default: the daemon's own)");
 
 namespace {
 
@@ -36,11 +46,16 @@ constexpr const char* kUsage =
     "usage: ringfuse-ctl publish MOUNTPOINT REV "
     "[--invalidate=epoch|entries|entries-batched|none]\n"
     "       ringfuse-ctl status MOUNTPOINT\n"
+    "       ringfuse-ctl restart MOUNTPOINT [--binary=PATH]\n"
     "\n"
     "publish: serve revision REV of the repository mounted at MOUNTPOINT, then invalidate\n"
     "what the kernel cached: epoch (default; one INC_EPOCH message), entries (one\n"
     "INVAL_ENTRY per name and one INVAL_INODE per node), entries-batched (the same in one\n"
-    "io_uring submission) or none (cached names stay until their timeouts).\n";
+    "io_uring submission) or none (cached names stay until their timeouts).\n"
+    "restart: start a new ringfused (the program the daemon was started from, or PATH) with\n"
+    "the same command line and hand it the live mount; the old daemon exits, nothing is\n"
+    "unmounted, and clients only wait for the handover. If the new one fails to take over, the\n"
+    "old one serves on.\n";
 
 int Usage() {
   std::fputs(kUsage, stderr);
@@ -61,9 +76,10 @@ bool OnlyKnownFlags(int argc, char** argv) {
   return true;
 }
 
-absl::StatusOr<ControlFields> Ask(const std::string& mountpoint, const std::string& request) {
+absl::StatusOr<ControlFields> Ask(const std::string& mountpoint, const std::string& request,
+                                  absl::Duration timeout = kTimeout) {
   absl::StatusOr<std::string> reply =
-      ringfuse::daemon::SendControlRequest(mountpoint, request, kTimeout);
+      ringfuse::daemon::SendControlRequest(mountpoint, request, timeout);
   if (!reply.ok()) return reply.status();
   return ringfuse::daemon::ParseControlReply(*reply);
 }
@@ -93,6 +109,51 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
+void PrintStatus(const ControlFields& f) {
+  const std::string served =
+      f.contains("revision") ? "revision " + Field(f, "revision") : std::string("passthrough");
+  std::printf("ringfused (pid %s) serves %s: %s nodes known to the kernel, %s lookups so far\n",
+              Field(f, "pid").c_str(), served.c_str(), Field(f, "nodes").c_str(),
+              Field(f, "lookups").c_str());
+}
+
+// Microseconds as the daemon reports them, in milliseconds.
+std::string Milliseconds(const ControlFields& f, const std::string& name) {
+  const std::string us = Field(f, name);
+  char* end = nullptr;
+  const double value = std::strtod(us.c_str(), &end);
+  if (us.empty() || *end != '\0') return us;
+  return absl::StrFormat("%.2f", value / 1000);
+}
+
+int Restart(const std::string& mountpoint) {
+  std::string request = "restart";
+  if (const std::string binary = absl::GetFlag(FLAGS_binary); !binary.empty()) {
+    // The daemon runs elsewhere (its working directory is /): it is told an absolute path.
+    char* resolved = ::realpath(binary.c_str(), nullptr);
+    if (resolved == nullptr) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrFormat("--binary %s: %s", binary, std::strerror(errno))));
+    }
+    absl::StrAppend(&request, " ", resolved);
+    ::free(resolved);
+  }
+  absl::StatusOr<ControlFields> fields = Ask(mountpoint, request, kRestartTimeout);
+  if (absl::IsFailedPrecondition(fields.status())) {
+    return Fail(absl::FailedPreconditionError(
+        absl::StrFormat("restart of %s failed, the running ringfused serves on: %s", mountpoint,
+                        fields.status().message())));
+  }
+  if (!fields.ok()) return Fail(fields.status());
+  std::printf(
+      "restarted %s: new ringfused pid %s, clients paused %s ms (state: %s bytes, %s fds, saved "
+      "in %s ms)\n",
+      mountpoint.c_str(), Field(*fields, "pid").c_str(), Milliseconds(*fields, "pause_us").c_str(),
+      Field(*fields, "state_bytes").c_str(), Field(*fields, "state_fds").c_str(),
+      Milliseconds(*fields, "save_us").c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,13 +164,10 @@ int main(int argc, char** argv) {
   if (args.size() == 2 && args[0] == "status") {
     absl::StatusOr<ControlFields> fields = Ask(std::string(args[1]), "status");
     if (!fields.ok()) return Fail(fields.status());
-    std::printf(
-        "ringfused (pid %s) serves revision %s: %s nodes known to the kernel, %s lookups "
-        "so far\n",
-        Field(*fields, "pid").c_str(), Field(*fields, "revision").c_str(),
-        Field(*fields, "nodes").c_str(), Field(*fields, "lookups").c_str());
+    PrintStatus(*fields);
     return 0;
   }
+  if (args.size() == 2 && args[0] == "restart") return Restart(std::string(args[1]));
   if (args.size() == 3 && args[0] == "publish") {
     absl::StatusOr<ControlFields> fields =
         Ask(std::string(args[1]),

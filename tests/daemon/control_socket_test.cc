@@ -20,6 +20,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -29,7 +30,9 @@ using ::testing::HasSubstr;
 // Device numbers no mount on this machine uses (major 0 minors are handed out from the bottom).
 dev_t FakeDevice(unsigned k) { return makedev(0, 0xfff00 + k); }
 
-std::string Echo(std::string_view request) { return "ok echo=" + std::string(request); }
+std::string Echo(std::string_view request, ControlServer&) {
+  return "ok echo=" + std::string(request);
+}
 
 class ControlSocket : public ::testing::Test {
  protected:
@@ -144,6 +147,51 @@ TEST_F(ControlSocket, AcceptWithoutFreeFdsNeitherSpinsNorLosesTheClient) {
   ASSERT_EQ(::waitpid(client, &status, 0), client);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the queued client was lost";
   EXPECT_LT(cpu_starved, 0.3) << "the server spun on accept for a second";
+}
+
+// A restart: the old server hands its listener off from an answer, a new one adopts it. Every
+// request after the handing one goes to the new server, and the name stays until the new one
+// ends.
+TEST_F(ControlSocket, AListenerHandedOffIsServedByItsAdopterUnderTheSameName) {
+  internal::UniqueFd handed;
+  absl::StatusOr<std::unique_ptr<ControlServer>> old =
+      ControlServer::Start(FakeDevice(8), [&handed](std::string_view, ControlServer& server) {
+        handed.reset(::fcntl(server.listener(), F_DUPFD_CLOEXEC, 0));
+        server.HandOff();
+        return std::string("ok handed=1");
+      });
+  ASSERT_TRUE(old.ok()) << old.status();
+  const std::string path = (*old)->path();
+  absl::StatusOr<std::string> reply =
+      SendControlRequestTo(FakeDevice(8), "restart", absl::Seconds(5));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(*reply, "ok handed=1");
+  ASSERT_TRUE(handed.valid());
+  absl::StatusOr<std::unique_ptr<ControlServer>> adopted =
+      ControlServer::Adopt(std::move(handed), Echo);
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  EXPECT_EQ((*adopted)->path(), path);
+  for (int i = 0; i < 5; ++i) {
+    reply = SendControlRequestTo(FakeDevice(8), "status", absl::Seconds(5));
+    ASSERT_TRUE(reply.ok()) << reply.status();
+    EXPECT_EQ(*reply, "ok echo=status") << "the server that handed off answered";
+  }
+  old->reset();
+  EXPECT_EQ(::access(path.c_str(), F_OK), 0) << "the old server removed its successor's socket";
+  reply = SendControlRequestTo(FakeDevice(8), "status", absl::Seconds(5));
+  EXPECT_TRUE(reply.ok() && *reply == "ok echo=status") << reply.status();
+  adopted->reset();
+  EXPECT_NE(::access(path.c_str(), F_OK), 0) << "the socket outlived its last server";
+}
+
+TEST_F(ControlSocket, AdoptRefusesASocketThatDoesNotListen) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  internal::UniqueFd other(pair[1]);
+  absl::StatusOr<std::unique_ptr<ControlServer>> adopted =
+      ControlServer::Adopt(internal::UniqueFd(pair[0]), Echo);
+  ASSERT_FALSE(adopted.ok());
+  EXPECT_THAT(adopted.status().message(), HasSubstr("not a listening socket"));
 }
 
 }  // namespace

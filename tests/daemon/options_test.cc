@@ -94,6 +94,15 @@ TEST(DaemonOptions, TransportQueueDepthAndThreadsInBothSpellings) {
   EXPECT_EQ(parsed->threads, 3);
 }
 
+TEST(DaemonOptions, TakeoverFdIsASocketNumberAndMountsNothingByDefault) {
+  EXPECT_EQ(Parse({"/s", "/m"})->takeover_fd, -1);
+  const absl::StatusOr<DaemonOptions> parsed = Parse({"/s", "/m", "--takeover-fd=7"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->takeover_fd, 7);
+  EXPECT_THAT(ErrorOf({"--takeover-fd=-1", "/s", "/m"}), HasSubstr("file descriptor number"));
+  EXPECT_THAT(ErrorOf({"--takeover-fd=x", "/s", "/m"}), HasSubstr("\"x\""));
+}
+
 TEST(DaemonOptions, DebugImpliesForeground) {
   const absl::StatusOr<DaemonOptions> parsed = Parse({"-d", "/s", "/m"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
