@@ -1,6 +1,6 @@
 // ringfused and ringfuse-ctl as a user runs them: the command line, going to the background once
-// mounted, publishing through the control socket, -d and --trace tracing (read back with
-// ringfuse-trace), and SIGTERM unmounting.
+// mounted, publishing through the control socket, restarting without unmounting, -d and --trace
+// tracing (read back with ringfuse-trace), and SIGTERM unmounting.
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/control_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -830,6 +831,188 @@ TEST_F(RingfusedBinary, FsnameAndSubtypeShowInProcMounts) {
   EXPECT_EQ(SourceAndTypeOf(mountpoint_),
             std::pair(std::string("shared-data"), std::string("fuse.backup")));
   EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+}
+
+// The number after `marker` in a command's output; -1 if there is none.
+pid_t PidAfter(const std::string& output, const std::string& marker) {
+  const size_t at = output.find(marker);
+  pid_t pid = -1;
+  if (at != std::string::npos) std::istringstream(output.substr(at + marker.size())) >> pid;
+  return pid;
+}
+
+// The stub state (daemon/handover_state.cc until the real record comes) restores no node, so
+// what the kernel still caches from before a restart could answer ESTALE: the tests forget the
+// unused dentries first, and every path they use after a restart is looked up afresh.
+void DropCachedDentries() { WriteFile("/proc/sys/vm/drop_caches", "2"); }
+
+// ringfuse-ctl restart: a new daemon serves the mount and the old one exits, without unmounting.
+class RingfusedRestart : public RingfusedBinary {
+ protected:
+  void SetUp() override {
+    RingfusedBinary::SetUp();
+    source_ = dir_.path() + "/source";
+    std::filesystem::create_directory(source_);
+    WriteFile(source_ + "/before", "in the source\n");
+  }
+
+  // The pid `ringfuse-ctl status` names, or -1 with the output in the failure.
+  pid_t StatusPid(const std::string& expected_service) {
+    const Outcome status = RunCommand({RINGFUSE_CTL_BINARY, "status", mountpoint_});
+    EXPECT_EQ(status.exit_code, 0) << status.output;
+    EXPECT_THAT(status.output, HasSubstr(expected_service));
+    return PidAfter(status.output, "(pid ");
+  }
+
+  // Restarts through ringfuse-ctl; returns the new daemon's pid, which TearDown then kills.
+  pid_t Restart() {
+    DropCachedDentries();
+    const Outcome restarted = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
+    EXPECT_EQ(restarted.exit_code, 0) << restarted.output;
+    EXPECT_THAT(restarted.output, HasSubstr("restarted " + mountpoint_ + ": new ringfused pid "));
+    EXPECT_THAT(restarted.output, ::testing::ContainsRegex("clients paused [0-9.]+ ms"));
+    const pid_t pid = PidAfter(restarted.output, "new ringfused pid ");
+    if (pid > 0) daemon_pid_ = pid;
+    return pid;
+  }
+
+  // That the mount serves fresh lookups, reads and creates, through whichever daemon.
+  void ExpectServes(const std::string& created) {
+    struct stat st {};
+    EXPECT_EQ(::stat((mountpoint_ + "/before").c_str(), &st), 0) << std::strerror(errno);
+    EXPECT_EQ(ReadFile(mountpoint_ + "/before"), "in the source\n");
+    WriteFile(mountpoint_ + "/" + created, "made through the mount\n");
+    EXPECT_EQ(ReadFile(source_ + "/" + created), "made through the mount\n");
+  }
+
+  void StopWithSigterm(pid_t pid) {
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    EXPECT_TRUE(WaitUntilUnmounted(std::chrono::seconds(5)));
+    EXPECT_TRUE(WaitUntilGone(pid, std::chrono::seconds(5)));
+    daemon_pid_ = -1;
+  }
+
+  std::string source_;
+};
+
+// A detached daemon restarted twice (the second time by the daemon the first restart started):
+// each time the old one exits, the mount stays, and the new one serves and answers ringfuse-ctl.
+TEST_F(RingfusedRestart, APassthroughDaemonHandsItsMountToANewOneThatServesOn) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const Outcome started =
+      RunCommand({RINGFUSED_BINARY, "--transport=threads", source_, mountpoint_});
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  pid_t old_pid = daemon_pid_ = StatusPid("serves passthrough: ");
+  ASSERT_GT(old_pid, 0);
+  WriteFile(mountpoint_ + "/written", "before the restart\n");
+  for (int restart = 1; restart <= 2; ++restart) {
+    SCOPED_TRACE("restart " + std::to_string(restart));
+    const pid_t new_pid = Restart();
+    ASSERT_GT(new_pid, 0);
+    EXPECT_NE(new_pid, old_pid);
+    EXPECT_TRUE(WaitUntilGone(old_pid, std::chrono::seconds(10))) << "the old daemon stayed";
+    EXPECT_TRUE(IsMounted(mountpoint_)) << "the restart unmounted";
+    EXPECT_EQ(::kill(new_pid, 0), 0) << "the new daemon is gone";
+    EXPECT_EQ(ReadFile(mountpoint_ + "/written"), "before the restart\n");
+    ExpectServes("after-" + std::to_string(restart));
+    EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
+    old_pid = new_pid;
+  }
+  StopWithSigterm(old_pid);
+}
+
+// In revisions mode the new daemon serves the revision the old one served and publishes; the
+// old one, this test's child, exits 0 and says where the mount went.
+TEST_F(RingfusedRestart, ARevisionsDaemonRestartsAndTheNewOnePublishes) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string log = dir_.path() + "/stderr";
+  StartInForeground(
+      {"-f", "--transport=threads", "--revisions", repo_, mountpoint_, "--revision=r1"}, log);
+  const pid_t old_pid = daemon_pid_;
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+  const pid_t new_pid = Restart();
+  ASSERT_GT(new_pid, 0);
+  const int status = WaitBounded(old_pid, std::chrono::seconds(10));
+  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string said = ReadFile(log);
+  EXPECT_THAT(said, HasSubstr(mountpoint_ + " is served by pid " + std::to_string(new_pid) +
+                              " now (ringfuse-ctl restart); exiting"));
+  EXPECT_THAT(said, HasSubstr("took over " + mountpoint_));
+  EXPECT_THAT(said, Not(HasSubstr("abort"))) << said;
+  EXPECT_THAT(said, Not(HasSubstr("cannot"))) << said;
+  EXPECT_TRUE(IsMounted(mountpoint_));
+  EXPECT_EQ(StatusPid("serves revision r1: "), new_pid);
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+
+  const Outcome published = RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r2"});
+  ASSERT_EQ(published.exit_code, 0) << published.output;
+  EXPECT_THAT(published.output, HasSubstr("published r2"));
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "two, longer\n");
+  EXPECT_EQ(ReadFile(mountpoint_ + "/sub/same"), "shared\n");
+  EXPECT_EQ(StatusPid("serves revision r2: "), new_pid);
+  StopWithSigterm(new_pid);
+}
+
+// A successor that cannot take over, or cannot start: the restart says why, and the daemon that
+// was serving serves on, the same process.
+TEST_F(RingfusedRestart, ARestartThatFailsLeavesTheOldDaemonServing) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartInForeground({"-f", "--transport=threads", source_, mountpoint_}, dir_.path() + "/stderr");
+  const pid_t pid = daemon_pid_;
+
+  const Outcome refused =
+      RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_, "--binary", "/bin/false"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.output,
+              HasSubstr("restart of " + mountpoint_ + " failed, the running ringfused serves on"));
+  EXPECT_THAT(refused.output, HasSubstr("exited with status 1")) << refused.output;
+  const pid_t killed = PidAfter(refused.output, ", pid ");
+  ASSERT_GT(killed, 0) << refused.output;
+  EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(killed)))
+      << "the failed successor was not reaped";
+
+  const std::string absent = dir_.path() + "/absent";
+  const Outcome missing =
+      RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_, "--binary=" + absent});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.output, HasSubstr("--binary " + absent + ": No such file or directory"));
+  // The same asked of the daemon directly, as a program removed after ringfuse-ctl looked.
+  absl::StatusOr<std::string> reply =
+      SendControlRequest(mountpoint_, "restart " + absent, absl::Seconds(20));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_THAT(*reply, HasSubstr("error starting " + absent));
+  EXPECT_THAT(*reply, HasSubstr("No such file or directory"));
+
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), 0) << "the daemon ended";
+  EXPECT_EQ(StatusPid("serves passthrough: "), pid);
+  EXPECT_TRUE(IsMounted(mountpoint_));
+  ExpectServes("after-refusals");
+}
+
+// The uring transport does not hand over yet: the restart is refused and the daemon serves on.
+// Once it does, the restart must succeed the way the threads transport's does.
+TEST_F(RingfusedRestart, AUringDaemonEitherRestartsOrSaysWhyNotAndServesOn) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartInForeground({"-f", "--transport=uring", source_, mountpoint_}, dir_.path() + "/stderr");
+  const pid_t old_pid = daemon_pid_;
+  DropCachedDentries();
+  const Outcome restart = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
+  if (restart.exit_code == 0) {
+    const pid_t new_pid = PidAfter(restart.output, "new ringfused pid ");
+    ASSERT_GT(new_pid, 0) << restart.output;
+    const int status = WaitBounded(old_pid, std::chrono::seconds(10));
+    daemon_pid_ = new_pid;
+    EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
+  } else {
+    EXPECT_EQ(restart.exit_code, 1);
+    EXPECT_THAT(restart.output, HasSubstr("failed, the running ringfused serves on"));
+    EXPECT_THAT(restart.output, HasSubstr("cannot be handed over")) << restart.output;
+    EXPECT_EQ(::waitpid(old_pid, nullptr, WNOHANG), 0) << "the daemon ended";
+    EXPECT_EQ(StatusPid("serves passthrough: "), old_pid);
+  }
+  EXPECT_TRUE(IsMounted(mountpoint_));
+  ExpectServes("after-restart");
 }
 
 // -o sync_init: INIT is answered while mount() waits, then the mount serves as usual.
