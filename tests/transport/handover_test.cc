@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,6 +156,36 @@ TEST_F(Handover, TwentyHandoversUnderLoadFailNoClientCall) {
   struct stat attr;
   EXPECT_EQ(::stat(mount_->root().c_str(), &attr), 0);
   EXPECT_EQ(mount_->session().connection_id(), serving->connection_id());
+  serving->Stop();
+  serving->Wait();
+}
+
+// Another thread waits on the session while it is handed over, as StopSignals::Wait does in a
+// daemon: Wait returns once the session is over. Wait and the pause join the transport's threads
+// at once; before WorkerThreads allowed that, a thread joined twice hung ringfused's waiter now
+// and then (seen in ringfused_binary_tests' RingfusedRestart under --gtest_repeat; rarely here).
+TEST_F(Handover, AWaitInAnotherThreadReturnsOnceHandedOver) {
+  ClientLoad load(mount_->root(), 2);
+  std::unique_ptr<Session> serving;
+  Session* current = &mount_->session();
+  for (int round = 0; round < 20; ++round) {
+    auto waited = std::make_shared<std::promise<void>>();
+    std::future<void> returned = waited->get_future();
+    // Detached, so that a Wait that hangs fails the test instead of hanging it.
+    std::thread([current, waited] {
+      current->Wait();
+      waited->set_value();
+    }).detach();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    absl::StatusOr<std::unique_ptr<Session>> next = HandOver(*current);
+    ASSERT_TRUE(next.ok()) << "round " << round << ": " << next.status();
+    ASSERT_EQ(returned.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+        << "round " << round << ": Wait did not return";
+    serving = std::move(*next);
+    current = serving.get();
+  }
+  load.Finish();
+  EXPECT_EQ(load.failures(), 0) << load.first_failure();
   serving->Stop();
   serving->Wait();
 }
