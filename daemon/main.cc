@@ -159,7 +159,8 @@ absl::Status StartControl(Running& running, Served& served, const std::string& r
 }
 
 // What the daemon it takes over from hands this one, besides the connection: its state, then
-// its control socket's listener as the last fd.
+// its control socket's listener as the last fd. A daemon that mounts keeps the revision it chose
+// and has no listener.
 struct Inherited {
   std::string revision;
   internal::UniqueFd control_listener;

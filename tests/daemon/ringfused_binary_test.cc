@@ -934,6 +934,12 @@ TEST_F(RingfusedRestart, ARevisionsDaemonRestartsAndTheNewOnePublishes) {
   ASSERT_GT(new_pid, 0);
   const int status = WaitBounded(old_pid, std::chrono::seconds(10));
   EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // The new daemon says so once serving, which may come after its first answers.
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (ReadFile(log).find("took over " + mountpoint_) == std::string::npos &&
+         Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   const std::string said = ReadFile(log);
   EXPECT_THAT(said, HasSubstr(mountpoint_ + " is served by pid " + std::to_string(new_pid) +
                               " now (ringfuse-ctl restart); exiting"));
