@@ -184,8 +184,14 @@ absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& sess
                                                       PassthroughFs& fs, Inherited& inherited) {
   if (options.takeover_fd < 0) return Session::Start(session_options, fs);
   const internal::UniqueFd socket(options.takeover_fd);
+  // Every check comes before the successor tells its predecessor it serves: after that, a
+  // failure here would end the mount with nobody left to serve it.
   return Session::TakeOver(socket.get(), session_options, fs, [&](HandoverPayload payload) {
-    return RestoreInherited(std::move(payload), fs, inherited);
+    if (absl::Status restored = RestoreInherited(std::move(payload), fs, inherited);
+        !restored.ok()) {
+      return restored;
+    }
+    return options.passthrough ? fs.CheckPassthroughWorks() : absl::OkStatus();
   });
 }
 
@@ -214,7 +220,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
       if (prune.ok()) notifier->Queue(*prune);
     });
   }
-  if (options.passthrough) {
+  if (options.passthrough && options.takeover_fd < 0) {
     if (absl::Status works = running.fs->CheckPassthroughWorks(); !works.ok()) return works;
   }
   return StartControl(running, *served, inherited.revision, std::move(inherited.control_listener),

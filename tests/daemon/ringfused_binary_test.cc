@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -841,11 +842,6 @@ pid_t PidAfter(const std::string& output, const std::string& marker) {
   return pid;
 }
 
-// The stub state (daemon/handover_state.cc until the real record comes) restores no node, so
-// what the kernel still caches from before a restart could answer ESTALE: the tests forget the
-// unused dentries first, and every path they use after a restart is looked up afresh.
-void DropCachedDentries() { WriteFile("/proc/sys/vm/drop_caches", "2"); }
-
 // ringfuse-ctl restart: a new daemon serves the mount and the old one exits, without unmounting.
 class RingfusedRestart : public RingfusedBinary {
  protected:
@@ -866,7 +862,6 @@ class RingfusedRestart : public RingfusedBinary {
 
   // Restarts through ringfuse-ctl; returns the new daemon's pid, which TearDown then kills.
   pid_t Restart() {
-    DropCachedDentries();
     const Outcome restarted = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
     EXPECT_EQ(restarted.exit_code, 0) << restarted.output;
     EXPECT_THAT(restarted.output, HasSubstr("restarted " + mountpoint_ + ": new ringfused pid "));
@@ -897,6 +892,7 @@ class RingfusedRestart : public RingfusedBinary {
 
 // A detached daemon restarted twice (the second time by the daemon the first restart started):
 // each time the old one exits, the mount stays, and the new one serves and answers ringfuse-ctl.
+// A file opened for writing before the restarts, and its flock lock, stay usable and held.
 TEST_F(RingfusedRestart, APassthroughDaemonHandsItsMountToANewOneThatServesOn) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   const Outcome started =
@@ -905,6 +901,9 @@ TEST_F(RingfusedRestart, APassthroughDaemonHandsItsMountToANewOneThatServesOn) {
   pid_t old_pid = daemon_pid_ = StatusPid("serves passthrough: ");
   ASSERT_GT(old_pid, 0);
   WriteFile(mountpoint_ + "/written", "before the restart\n");
+  const internal::UniqueFd held(::open((mountpoint_ + "/held").c_str(), O_CREAT | O_RDWR, 0644));
+  ASSERT_TRUE(held.valid()) << std::strerror(errno);
+  ASSERT_EQ(::flock(held.get(), LOCK_EX), 0);
   for (int restart = 1; restart <= 2; ++restart) {
     SCOPED_TRACE("restart " + std::to_string(restart));
     const pid_t new_pid = Restart();
@@ -914,10 +913,20 @@ TEST_F(RingfusedRestart, APassthroughDaemonHandsItsMountToANewOneThatServesOn) {
     EXPECT_TRUE(IsMounted(mountpoint_)) << "the restart unmounted";
     EXPECT_EQ(::kill(new_pid, 0), 0) << "the new daemon is gone";
     EXPECT_EQ(ReadFile(mountpoint_ + "/written"), "before the restart\n");
+    const std::string line =
+        "written through the held fd after restart " + std::to_string(restart) + "\n";
+    EXPECT_EQ(::write(held.get(), line.data(), line.size()), static_cast<ssize_t>(line.size()))
+        << std::strerror(errno);
+    EXPECT_EQ(::fsync(held.get()), 0) << std::strerror(errno);
+    const internal::UniqueFd other(::open((mountpoint_ + "/held").c_str(), O_RDONLY));
+    EXPECT_EQ(::flock(other.get(), LOCK_EX | LOCK_NB), -1) << "the lock was lost";
     ExpectServes("after-" + std::to_string(restart));
     EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
     old_pid = new_pid;
   }
+  EXPECT_EQ(ReadFile(source_ + "/held"),
+            "written through the held fd after restart 1\nwritten through the held fd after "
+            "restart 2\n");
   StopWithSigterm(old_pid);
 }
 
@@ -950,7 +959,10 @@ TEST_F(RingfusedRestart, ARevisionsDaemonRestartsAndTheNewOnePublishes) {
   EXPECT_EQ(StatusPid("serves revision r1: "), new_pid);
   EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
 
-  const Outcome published = RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r2"});
+  // Invalidated name by name, from the names the old daemon tracked: the one read above, cached
+  // for a day, must show r2 (epoch would invalidate everything, tracked or not).
+  const Outcome published =
+      RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r2", "--invalidate=entries"});
   ASSERT_EQ(published.exit_code, 0) << published.output;
   EXPECT_THAT(published.output, HasSubstr("published r2"));
   EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "two, longer\n");
@@ -1001,7 +1013,6 @@ TEST_F(RingfusedRestart, AUringDaemonEitherRestartsOrSaysWhyNotAndServesOn) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   StartInForeground({"-f", "--transport=uring", source_, mountpoint_}, dir_.path() + "/stderr");
   const pid_t old_pid = daemon_pid_;
-  DropCachedDentries();
   const Outcome restart = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
   if (restart.exit_code == 0) {
     const pid_t new_pid = PidAfter(restart.output, "new ringfused pid ");
