@@ -1,6 +1,7 @@
 // ringfused: serves a directory (passthrough, read-write) or one revision of a repository of
 // revisions (read-only, switched by `ringfuse-ctl publish`) through the ringfuse library.
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -178,20 +179,35 @@ absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inheri
   return absl::OkStatus();
 }
 
+// For the restart tests alone, which kill a successor at each step of its takeover:
+// RINGFUSED_TEST_STOP_AT=STEP makes a successor stop itself (SIGSTOP) at STEP, "starting"
+// (before it tells its predecessor it is ready), "received" (the state arrived) or "restored"
+// (before it acknowledges). Unset, as everywhere else, it costs one getenv per restart.
+void StopHereIfTestAsks(std::string_view step) {
+  const char* stop_at = ::getenv("RINGFUSED_TEST_STOP_AT");
+  if (stop_at != nullptr && step == stop_at) ::raise(SIGSTOP);
+}
+
 // Mounts, or takes the mount over from the daemon at the other end of --takeover-fd.
 absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& session_options,
                                                       const DaemonOptions& options,
                                                       PassthroughFs& fs, Inherited& inherited) {
   if (options.takeover_fd < 0) return Session::Start(session_options, fs);
   const internal::UniqueFd socket(options.takeover_fd);
+  StopHereIfTestAsks("starting");
   // Every check comes before the successor tells its predecessor it serves: after that, a
   // failure here would end the mount with nobody left to serve it.
   return Session::TakeOver(socket.get(), session_options, fs, [&](HandoverPayload payload) {
+    StopHereIfTestAsks("received");
     if (absl::Status restored = RestoreInherited(std::move(payload), fs, inherited);
         !restored.ok()) {
       return restored;
     }
-    return options.passthrough ? fs.CheckPassthroughWorks() : absl::OkStatus();
+    if (options.passthrough) {
+      if (absl::Status works = fs.CheckPassthroughWorks(); !works.ok()) return works;
+    }
+    StopHereIfTestAsks("restored");
+    return absl::OkStatus();
   });
 }
 

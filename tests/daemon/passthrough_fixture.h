@@ -40,8 +40,7 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
 
   // Mounts SOURCE served with `options`; the kernel mounts it as `mount_options` say, by
   // default the same (source and mountpoint are filled in here).
-  void Mount(DaemonOptions options = {},
-                       std::optional<DaemonOptions> mount_options = {}) {
+  void Mount(DaemonOptions options = {}, std::optional<DaemonOptions> mount_options = {}) {
     options.source = source_;
     if (mount_options) mount_options->source = source_;
     fs_ = std::make_unique<PassthroughFs>(

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "daemon/handover_state.h"
+#include "tests/daemon/client_load.h"
 #include "tests/daemon/kernel_passthrough.h"
 #include "tests/daemon/passthrough_fixture.h"
 #include "tests/daemon/test_files.h"
@@ -292,90 +293,9 @@ TEST_P(PassthroughHandover, ABrokenRecordIsRefusedAndLeaksNoFd) {
   ::closedir(dir);
 }
 
-// Clients that stat, list, read, readlink, create/unlink and append with fsync to files of
-// their own, counting failed calls and ESTALE apart.
-class MixedLoad {
- public:
-  MixedLoad(const std::string& root, int threads) {
-    for (int t = 0; t < threads; ++t) {
-      clients_.emplace_back([this, root, t] { Work(root, t); });
-    }
-  }
-  ~MixedLoad() { Finish(); }
-  void Finish() {
-    done_ = true;
-    for (std::thread& client : clients_) {
-      if (client.joinable()) client.join();
-    }
-  }
-  int failures() const { return failures_; }
-  int estale() const { return estale_; }
-  long calls() const { return calls_; }
-  const std::string& first_failure() const { return first_failure_; }
-  // What each client appended and fsync'ed, to find in its log afterwards.
-  const std::vector<std::string>& logged() const { return logged_; }
-
- private:
-  void Fail(const std::string& what) {
-    if (errno == ESTALE) ++estale_;
-    if (failures_++ == 0) first_failure_ = what + ": " + std::strerror(errno);
-  }
-  void Work(const std::string& root, int t) {
-    const std::string base = root + "/c" + std::to_string(t);
-    const internal::UniqueFd log(
-        ::open((base + ".log").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644));
-    if (!log.valid()) return Fail("open log");
-    std::string& logged = logged_[t];
-    for (long i = 0; !done_; ++i) {
-      struct stat attr;
-      if (::stat((root + "/tree/sub/data").c_str(), &attr) != 0) Fail("stat");
-      char target[64];
-      if (::readlink((root + "/tree/link").c_str(), target, sizeof(target)) != 8) {
-        Fail("readlink");
-      }
-      if (ReadFile(root + "/tree/sub/data") != "data\n") Fail("read");
-      if (DIR* dir = ::opendir((root + "/tree").c_str()); dir != nullptr) {
-        int entries = 0;
-        while (::readdir(dir) != nullptr) ++entries;
-        ::closedir(dir);
-        if (entries != 5) Fail("readdir");  // sub, other, link, . and ..
-      } else {
-        Fail("opendir");
-      }
-      const std::string created = base + "-" + std::to_string(i);
-      const int fd = ::open(created.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
-      if (fd < 0) {
-        Fail("create " + created);
-      } else {
-        ::close(fd);
-        if (::unlink(created.c_str()) != 0) Fail("unlink " + created);
-      }
-      const std::string line = std::to_string(i) + "\n";
-      if (::write(log.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
-          ::fsync(log.get()) != 0) {
-        Fail("append");
-      } else {
-        logged += line;
-      }
-      calls_ += 9;
-    }
-  }
-
-  std::atomic<bool> done_{false};
-  std::atomic<int> failures_{0};
-  std::atomic<int> estale_{0};
-  std::atomic<long> calls_{0};
-  std::string first_failure_;
-  std::vector<std::string> logged_ = std::vector<std::string>(8);
-  std::vector<std::thread> clients_;
-};
-
 TEST_P(PassthroughHandover, TwentyHandoversUnderLoadFailNoCallAndLoseNoByte) {
   const DaemonOptions options = CachingNames();
-  ASSERT_TRUE(std::filesystem::create_directories(Source("tree/sub")));
-  WriteFile(Source("tree/sub/data"), "data\n");
-  WriteFile(Source("tree/other"), "");
-  ASSERT_EQ(::symlink("sub/data", Source("tree/link").c_str()), 0);
+  MixedLoad::Prepare(source_);
   Mount(options);
   constexpr int kClients = 4;
   MixedLoad load(mount_->root(), kClients);

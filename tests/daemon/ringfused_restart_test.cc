@@ -1,0 +1,324 @@
+// ringfuse-ctl restart as a user runs it: a new ringfused takes the live mount over from the
+// running one, which exits 0 without unmounting. Under client load no call fails, nothing is
+// lost, open files and locks stay; a successor killed at any step of its takeover leaves the old
+// daemon serving.
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "daemon/control_socket.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/daemon/client_load.h"
+#include "tests/daemon/ringfused_fixture.h"
+#include "tests/transport/kernel_fixture.h"
+#include "transport/fd.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The number after `marker` in a command's output; -1 if there is none.
+pid_t PidAfter(const std::string& output, const std::string& marker) {
+  const size_t at = output.find(marker);
+  pid_t pid = -1;
+  if (at != std::string::npos) std::istringstream(output.substr(at + marker.size())) >> pid;
+  return pid;
+}
+
+// ringfuse-ctl restart: a new daemon serves the mount and the old one exits, without unmounting.
+class RingfusedRestart : public RingfusedBinary {
+ protected:
+  void SetUp() override {
+    RingfusedBinary::SetUp();
+    source_ = dir_.path() + "/source";
+    std::filesystem::create_directory(source_);
+    WriteFile(source_ + "/before", "in the source\n");
+  }
+
+  // The pid `ringfuse-ctl status` names, or -1 with the output in the failure.
+  pid_t StatusPid(const std::string& expected_service) {
+    const Outcome status = RunCommand({RINGFUSE_CTL_BINARY, "status", mountpoint_});
+    EXPECT_EQ(status.exit_code, 0) << status.output;
+    EXPECT_THAT(status.output, HasSubstr(expected_service));
+    return PidAfter(status.output, "(pid ");
+  }
+
+  // Restarts through ringfuse-ctl; returns the new daemon's pid, which TearDown then kills.
+  pid_t Restart() {
+    const Outcome restarted = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
+    EXPECT_EQ(restarted.exit_code, 0) << restarted.output;
+    EXPECT_THAT(restarted.output, HasSubstr("restarted " + mountpoint_ + ": new ringfused pid "));
+    EXPECT_THAT(restarted.output, ::testing::ContainsRegex("clients paused [0-9.]+ ms"));
+    const pid_t pid = PidAfter(restarted.output, "new ringfused pid ");
+    if (pid > 0) daemon_pid_ = pid;
+    return pid;
+  }
+
+  // That the mount serves fresh lookups, reads and creates, through whichever daemon.
+  void ExpectServes(const std::string& created) {
+    struct stat st {};
+    EXPECT_EQ(::stat((mountpoint_ + "/before").c_str(), &st), 0) << std::strerror(errno);
+    EXPECT_EQ(ReadFile(mountpoint_ + "/before"), "in the source\n");
+    WriteFile(mountpoint_ + "/" + created, "made through the mount\n");
+    EXPECT_EQ(ReadFile(source_ + "/" + created), "made through the mount\n");
+  }
+
+  void StopWithSigterm(pid_t pid) {
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    EXPECT_TRUE(WaitUntilUnmounted(std::chrono::seconds(5)));
+    EXPECT_TRUE(WaitUntilGone(pid, std::chrono::seconds(5)));
+    daemon_pid_ = -1;
+  }
+
+  std::string source_;
+};
+
+// A detached daemon restarted twice (the second time by the daemon the first restart started):
+// each time the old one exits, the mount stays, and the new one serves and answers ringfuse-ctl.
+// A file opened for writing before the restarts, and its flock lock, stay usable and held.
+TEST_F(RingfusedRestart, APassthroughDaemonHandsItsMountToANewOneThatServesOn) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const Outcome started =
+      RunCommand({RINGFUSED_BINARY, "--transport=threads", source_, mountpoint_});
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  pid_t old_pid = daemon_pid_ = StatusPid("serves passthrough: ");
+  ASSERT_GT(old_pid, 0);
+  WriteFile(mountpoint_ + "/written", "before the restart\n");
+  const internal::UniqueFd held(::open((mountpoint_ + "/held").c_str(), O_CREAT | O_RDWR, 0644));
+  ASSERT_TRUE(held.valid()) << std::strerror(errno);
+  ASSERT_EQ(::flock(held.get(), LOCK_EX), 0);
+  for (int restart = 1; restart <= 2; ++restart) {
+    SCOPED_TRACE("restart " + std::to_string(restart));
+    const pid_t new_pid = Restart();
+    ASSERT_GT(new_pid, 0);
+    EXPECT_NE(new_pid, old_pid);
+    EXPECT_TRUE(WaitUntilGone(old_pid, std::chrono::seconds(10))) << "the old daemon stayed";
+    EXPECT_TRUE(IsMounted(mountpoint_)) << "the restart unmounted";
+    EXPECT_EQ(::kill(new_pid, 0), 0) << "the new daemon is gone";
+    EXPECT_EQ(ReadFile(mountpoint_ + "/written"), "before the restart\n");
+    const std::string line =
+        "written through the held fd after restart " + std::to_string(restart) + "\n";
+    EXPECT_EQ(::write(held.get(), line.data(), line.size()), static_cast<ssize_t>(line.size()))
+        << std::strerror(errno);
+    EXPECT_EQ(::fsync(held.get()), 0) << std::strerror(errno);
+    const internal::UniqueFd other(::open((mountpoint_ + "/held").c_str(), O_RDONLY));
+    EXPECT_EQ(::flock(other.get(), LOCK_EX | LOCK_NB), -1) << "the lock was lost";
+    ExpectServes("after-" + std::to_string(restart));
+    EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
+    old_pid = new_pid;
+  }
+  EXPECT_EQ(ReadFile(source_ + "/held"),
+            "written through the held fd after restart 1\nwritten through the held fd after "
+            "restart 2\n");
+  StopWithSigterm(old_pid);
+}
+
+// In revisions mode the new daemon serves the revision the old one served and publishes; the
+// old one, this test's child, exits 0 and says where the mount went.
+TEST_F(RingfusedRestart, ARevisionsDaemonRestartsAndTheNewOnePublishes) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string log = dir_.path() + "/stderr";
+  StartInForeground(
+      {"-f", "--transport=threads", "--revisions", repo_, mountpoint_, "--revision=r1"}, log);
+  const pid_t old_pid = daemon_pid_;
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+  const pid_t new_pid = Restart();
+  ASSERT_GT(new_pid, 0);
+  const int status = WaitBounded(old_pid, std::chrono::seconds(10));
+  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // The new daemon says so once serving, which may come after its first answers.
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (ReadFile(log).find("took over " + mountpoint_) == std::string::npos &&
+         Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const std::string said = ReadFile(log);
+  EXPECT_THAT(said, HasSubstr(mountpoint_ + " is served by pid " + std::to_string(new_pid) +
+                              " now (ringfuse-ctl restart); exiting"));
+  EXPECT_THAT(said, HasSubstr("took over " + mountpoint_));
+  EXPECT_THAT(said, Not(HasSubstr("abort"))) << said;
+  EXPECT_THAT(said, Not(HasSubstr("cannot"))) << said;
+  EXPECT_TRUE(IsMounted(mountpoint_));
+  EXPECT_EQ(StatusPid("serves revision r1: "), new_pid);
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
+
+  // Invalidated name by name, from the names the old daemon tracked: the one read above, cached
+  // for a day, must show r2 (epoch would invalidate everything, tracked or not).
+  const Outcome published =
+      RunCommand({RINGFUSE_CTL_BINARY, "publish", mountpoint_, "r2", "--invalidate=entries"});
+  ASSERT_EQ(published.exit_code, 0) << published.output;
+  EXPECT_THAT(published.output, HasSubstr("published r2"));
+  EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "two, longer\n");
+  EXPECT_EQ(ReadFile(mountpoint_ + "/sub/same"), "shared\n");
+  EXPECT_EQ(StatusPid("serves revision r2: "), new_pid);
+  StopWithSigterm(new_pid);
+}
+
+// A successor that cannot take over, or cannot start: the restart says why, and the daemon that
+// was serving serves on, the same process.
+TEST_F(RingfusedRestart, ARestartThatFailsLeavesTheOldDaemonServing) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartInForeground({"-f", "--transport=threads", source_, mountpoint_}, dir_.path() + "/stderr");
+  const pid_t pid = daemon_pid_;
+
+  const Outcome refused =
+      RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_, "--binary", "/bin/false"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.output,
+              HasSubstr("restart of " + mountpoint_ + " failed, the running ringfused serves on"));
+  EXPECT_THAT(refused.output, HasSubstr("exited with status 1")) << refused.output;
+  const pid_t killed = PidAfter(refused.output, ", pid ");
+  ASSERT_GT(killed, 0) << refused.output;
+  EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(killed)))
+      << "the failed successor was not reaped";
+
+  const std::string absent = dir_.path() + "/absent";
+  const Outcome missing =
+      RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_, "--binary=" + absent});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.output, HasSubstr("--binary " + absent + ": No such file or directory"));
+  // The same asked of the daemon directly, as a program removed after ringfuse-ctl looked.
+  absl::StatusOr<std::string> reply =
+      SendControlRequest(mountpoint_, "restart " + absent, absl::Seconds(20));
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_THAT(*reply, HasSubstr("error starting " + absent));
+  EXPECT_THAT(*reply, HasSubstr("No such file or directory"));
+
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), 0) << "the daemon ended";
+  EXPECT_EQ(StatusPid("serves passthrough: "), pid);
+  EXPECT_TRUE(IsMounted(mountpoint_));
+  ExpectServes("after-refusals");
+}
+
+// The uring transport does not hand over yet: the restart is refused and the daemon serves on.
+// Once it does, the restart must succeed the way the threads transport's does.
+TEST_F(RingfusedRestart, AUringDaemonEitherRestartsOrSaysWhyNotAndServesOn) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartInForeground({"-f", "--transport=uring", source_, mountpoint_}, dir_.path() + "/stderr");
+  const pid_t old_pid = daemon_pid_;
+  const Outcome restart = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
+  if (restart.exit_code == 0) {
+    const pid_t new_pid = PidAfter(restart.output, "new ringfused pid ");
+    ASSERT_GT(new_pid, 0) << restart.output;
+    const int status = WaitBounded(old_pid, std::chrono::seconds(10));
+    daemon_pid_ = new_pid;
+    EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
+  } else {
+    EXPECT_EQ(restart.exit_code, 1);
+    EXPECT_THAT(restart.output, HasSubstr("failed, the running ringfused serves on"));
+    EXPECT_THAT(restart.output, HasSubstr("cannot be handed over")) << restart.output;
+    EXPECT_EQ(::waitpid(old_pid, nullptr, WNOHANG), 0) << "the daemon ended";
+    EXPECT_EQ(StatusPid("serves passthrough: "), old_pid);
+  }
+  EXPECT_TRUE(IsMounted(mountpoint_));
+  ExpectServes("after-restart");
+}
+
+// Twenty restarts while clients stat, list, read, readlink, create, unlink and append with
+// fsync: no call fails, no ESTALE, nothing made twice, every fsync'ed byte there, and no daemon
+// holds more fds than the first did.
+TEST_F(RingfusedRestart, TwentyRestartsUnderLoadFailNoCallAndLoseNoByte) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  MixedLoad::Prepare(source_);
+  const Outcome started =
+      RunCommand({RINGFUSED_BINARY, "--transport=threads", source_, mountpoint_});
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  pid_t pid = daemon_pid_ = StatusPid("serves passthrough: ");
+  constexpr int kClients = 4;
+  MixedLoad load(mountpoint_, kClients);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const size_t first_fds = FdCountOf(pid);
+  size_t most_fds = first_fds;
+  for (int restart = 1; restart <= 20; ++restart) {
+    const pid_t next = Restart();
+    ASSERT_GT(next, 0) << "restart " << restart;
+    ASSERT_TRUE(WaitUntilGone(pid, std::chrono::seconds(10))) << "restart " << restart;
+    pid = next;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    most_fds = std::max(most_fds, FdCountOf(pid));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  load.Finish();
+  EXPECT_EQ(load.failures(), 0) << load.first_failure();
+  EXPECT_EQ(load.estale(), 0);
+  EXPECT_GT(load.calls(), 0);
+  for (int t = 0; t < kClients; ++t) {
+    EXPECT_EQ(ReadFile(source_ + "/c" + std::to_string(t) + ".log"), load.logged()[t]) << t;
+  }
+  // Nothing made twice, nothing left behind: the tree, the logs and the fixture's file.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(source_),
+                          std::filesystem::directory_iterator()),
+            kClients + 2);
+  // The clients' open logs and names come with each handover, and nothing more accumulates.
+  EXPECT_LE(most_fds, first_fds + 2) << "first daemon " << first_fds << " fds";
+  EXPECT_TRUE(IsMounted(mountpoint_));
+  StopWithSigterm(pid);
+}
+
+// The successors's pid: the child of `parent` stopped by RINGFUSED_TEST_STOP_AT, within 10 s.
+pid_t StoppedChildOf(pid_t parent) {
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < deadline) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::ifstream stat(entry.path() / "stat");
+      std::string pid, command, state;
+      pid_t ppid = 0;
+      if (stat >> pid >> command >> state >> ppid && ppid == parent && state == "T") {
+        return std::stoi(pid);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
+// A successor killed at each step of its takeover: before it is ready (the old daemon has not
+// paused), with the state received, and restored but not yet acknowledged (the old daemon has
+// paused and its requests may have been read by the successor). Each time the restart fails,
+// the old daemon serves on, and the clients working meanwhile see nothing fail.
+TEST_F(RingfusedRestart, ASuccessorKilledAtEachStepLeavesTheOldDaemonServing) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  MixedLoad::Prepare(source_);
+  for (const char* step : {"starting", "received", "restored"}) {
+    SCOPED_TRACE(step);
+    ASSERT_EQ(::setenv("RINGFUSED_TEST_STOP_AT", step, 1), 0);
+    StartInForeground({"-f", "--transport=threads", source_, mountpoint_},
+                      dir_.path() + "/stderr-" + step);
+    ::unsetenv("RINGFUSED_TEST_STOP_AT");
+    const pid_t old_pid = daemon_pid_;
+    MixedLoad load(mountpoint_, 2);
+    std::future<Outcome> restart = std::async(std::launch::async, [this] {
+      return RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
+    });
+    const pid_t successor = StoppedChildOf(old_pid);
+    ASSERT_GT(successor, 0) << "no successor stopped at " << step;
+    ASSERT_EQ(::kill(successor, SIGKILL), 0);
+    const Outcome failed = restart.get();
+    EXPECT_EQ(failed.exit_code, 1) << failed.output;
+    EXPECT_THAT(failed.output, HasSubstr("the running ringfused serves on")) << failed.output;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    load.Finish();
+    EXPECT_EQ(load.failures(), 0) << load.first_failure();
+    EXPECT_EQ(::waitpid(old_pid, nullptr, WNOHANG), 0) << "the old daemon ended";
+    EXPECT_EQ(StatusPid("serves passthrough: "), old_pid);
+    ExpectServes(std::string("after-") + step);
+    StopWithSigterm(old_pid);
+    EXPECT_GE(WaitBounded(old_pid, std::chrono::seconds(5)), 0);
+  }
+}
+
+}  // namespace
+}  // namespace ringfuse::daemon
