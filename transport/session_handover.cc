@@ -31,8 +31,8 @@ absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHa
   }
   const Stopwatch paused;
   HandoverReport report;
-  if (absl::Status stopped = serving->Pause(); !stopped.ok()) {
-    // Nothing was stopped: the transport serves on.
+  if (absl::Status stopped = serving->Pause(options.pause_timeout); !stopped.ok()) {
+    // Nothing was stopped, or what was has started again: the transport serves on.
     std::lock_guard lock(serving_mutex_);
     pausing_ = false;
     serving_changed_.notify_all();

@@ -59,7 +59,7 @@ class UringCmdTransport : public Transport {
   absl::Status Start() override;
   void Stop() override { queues_.Stop(); }
   void Join() override { queues_.Join(); }
-  absl::Status Pause() override {
+  absl::Status Pause(absl::Duration) override {
     return absl::UnimplementedError(
         "a uring-cmd session cannot be handed over yet: on 6.18 the kernel does not resend "
         "requests that ring entries hold (hand over from the threads transport)");
