@@ -62,7 +62,7 @@ class UringCmdTransport : public Transport {
   absl::Status Pause(absl::Duration) override {
     return absl::UnimplementedError(
         "a uring-cmd session cannot be handed over yet: on 6.18 the kernel does not resend "
-        "requests that ring entries hold (hand over from the threads transport)");
+        "requests that ring entries hold (hand over from the threads or uring transport)");
   }
   std::string Describe() const override;
 

@@ -4,10 +4,11 @@
 // io_uring_enter that waits for the next completion; a reply made later from another thread is
 // written directly with writev.
 //
-// Pause, for a handover, takes each ring's reads back with ASYNC_CANCEL. A reply made later from
-// another thread goes by writev as before: it reaches the kernel while this transport lives, and
-// after the handover the kernel refuses it (the request was resent to the new process), as with
-// the threads transport.
+// Pause, for a handover, takes each ring's reads back with ASYNC_CANCEL. It does not wait for a
+// reply made later from another thread, which goes by writev as before, as with the threads
+// transport: while this transport lives it reaches the kernel, which takes it until the new
+// process has had the request resent and refuses it (ENOENT) after; once this transport is
+// gone, it is dropped.
 #pragma once
 
 #include "transport/inflight.h"

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,9 @@ struct HandoverCase {
   TransportKind to;
   int queue_depth = 0;  // uring: more than one read per ring goes through io-wq
 };
+
+// For gtest's messages.
+void PrintTo(const HandoverCase& handover_case, std::ostream* out) { *out << handover_case.name; }
 
 const HandoverCase kHandoverCases[] = {
     {"ThreadsToThreads", TransportKind::kThreads, TransportKind::kThreads},
