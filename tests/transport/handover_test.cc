@@ -1,7 +1,8 @@
 // Handing a live connection from one session to another (ringfuse/handover.h) while clients
 // work on the mount: no client call fails, nothing is lost, and a takeover that fails leaves the
 // old session serving. Both sessions live in this process and share one MemFs, so the handover
-// tested is the connection's alone (the application's state is the daemon's own test).
+// tested is the connection's alone (the application's state is the daemon's own test). Over the
+// threads and uring transports, from each to itself and to the other; uring-cmd refuses.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -268,7 +269,7 @@ std::string HandoverCaseName(const ::testing::TestParamInfo<HandoverCase>& param
 
 INSTANTIATE_TEST_SUITE_P(, Handover, ::testing::ValuesIn(kHandoverCases), HandoverCaseName);
 
-// Holds LOOKUP of "slow" in its handler until released: a request in hand that outlasts a pause
+// Holds LOOKUP of "slow" in its handler until LetGo: a request in hand that outlasts a pause
 // bound.
 class SlowLookupFs : public MemFs {
  public:
@@ -285,7 +286,7 @@ class SlowLookupFs : public MemFs {
     std::unique_lock lock(mutex_);
     return changed_.wait_for(lock, std::chrono::seconds(5), [this] { return entered_; });
   }
-  void Release() {
+  void LetGo() {
     std::lock_guard lock(mutex_);
     released_ = true;
     changed_.notify_all();
@@ -318,7 +319,7 @@ TEST(HandoverByUring, APausePastItsBoundServesOnAndHandsOverLater) {
   absl::StatusOr<HandoverReport> report = (*mount)->session().HandOver(
       refused.old_end.get(), [] { return HandoverPayload{}; }, options);
   EXPECT_EQ(report.status().code(), absl::StatusCode::kDeadlineExceeded) << report.status();
-  fs.Release();
+  fs.LetGo();
   slow_client.join();
   {
     ClientLoad load((*mount)->root(), 2);
