@@ -41,6 +41,7 @@ void RingWorker::Run() {
   }
   // What the last completions queued (replies, above all) still goes to the kernel.
   ring_.SubmitAndWait(0);
+  AfterRun();
 }
 
 void RingWorker::Complete(const io_uring_cqe& cqe) {
@@ -81,6 +82,10 @@ absl::Status RingWorkers::Start(std::function<void()> companion) {
 
 void RingWorkers::Stop() {
   stopping_.store(true, std::memory_order_relaxed);
+  WakeAll();
+}
+
+void RingWorkers::WakeAll() {
   for (auto& worker : workers_) worker->Wake();
 }
 

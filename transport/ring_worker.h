@@ -89,6 +89,8 @@ class RingWorker : public ReplyChannel {
   virtual void OnWake() {}
   // After each round of completions.
   virtual void AfterCompletions() {}
+  // Once the loop has ended and its last submission is made.
+  virtual void AfterRun() {}
 
  private:
   void Complete(const io_uring_cqe& cqe);
@@ -123,6 +125,10 @@ class RingWorkers {
   absl::Status Start(std::function<void()> companion = nullptr);
   // Any thread, any number of times: every worker finishes its round and ends.
   void Stop();
+  // Any thread: every worker calls OnWake soon, and, unless stopping, goes on.
+  void WakeAll();
+  // Sends `signal` to every worker's thread not yet joined.
+  void Signal(int signal) { threads_.Signal(signal); }
   void Join() { threads_.Join(); }
   // Stops and joins, then retires each worker as a reply channel: a handler may still hold a
   // reply that points at it.

@@ -33,9 +33,9 @@ absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHa
   absl::Status stopped = serving->CanPause();
   if (stopped.ok()) stopped = AwaitHandoverReady(socket, options.takeover_timeout);
   const Stopwatch paused;
-  if (stopped.ok()) stopped = serving->Pause();
+  if (stopped.ok()) stopped = serving->Pause(options.pause_timeout);
   if (!stopped.ok()) {
-    // Nothing was stopped: the transport serves on.
+    // Nothing was stopped, or what was has started again: the transport serves on.
     std::lock_guard lock(serving_mutex_);
     pausing_ = false;
     serving_changed_.notify_all();

@@ -1,42 +1,15 @@
 #include "transport/threads_transport.h"
 
-#include <signal.h>
-
 #include <chrono>
-#include <mutex>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "transport/dev_fuse.h"
 #include "transport/dev_fuse_reader.h"
+#include "transport/pause_signal.h"
 #include "transport/retire_channel.h"
 
 namespace ringfuse::internal {
-namespace {
-
-// Wakes a worker out of read(2) on /dev/fuse for Pause: its handler does nothing and is installed
-// without SA_RESTART, so the read fails with EINTR and the worker looks at `stopping_`. A
-// real-time signal, which applications rarely use; the workers unblock it for themselves.
-int PauseSignal() { return SIGRTMAX - 1; }
-
-void InstallPauseSignal() {
-  static std::once_flag installed;
-  std::call_once(installed, [] {
-    struct sigaction action {};
-    action.sa_handler = [](int) {};
-    sigemptyset(&action.sa_mask);
-    ::sigaction(PauseSignal(), &action, nullptr);
-  });
-}
-
-void UnblockPauseSignal() {
-  sigset_t pause;
-  sigemptyset(&pause);
-  sigaddset(&pause, PauseSignal());
-  pthread_sigmask(SIG_UNBLOCK, &pause, nullptr);
-}
-
-}  // namespace
 
 ThreadsTransport::ThreadsTransport(const TransportContext& context)
     : context_(context),
@@ -74,7 +47,7 @@ absl::Status ThreadsTransport::Start() {
       });
 }
 
-absl::Status ThreadsTransport::Pause() {
+absl::Status ThreadsTransport::Pause(absl::Duration) {
   stopping_.store(true, std::memory_order_relaxed);
   // Again and again: a signal that lands just before a worker enters read() wakes nothing.
   while (running_.load() > 0) {

@@ -26,8 +26,9 @@ class ThreadsTransport : public Transport {
   // about (unmount, then abort).
   void Stop() override { stopping_.store(true, std::memory_order_relaxed); }
   void Join() override { threads_.Join(); }
-  // Wakes the workers out of read() with kPauseSignal until each has seen `stopping_`.
-  absl::Status Pause() override;
+  // Wakes the workers out of read() with PauseSignal until each has seen `stopping_`, however
+  // long that takes (`bound` is not honoured: a worker that has stopped cannot start again).
+  absl::Status Pause(absl::Duration bound) override;
   std::string Describe() const override;
 
  private:

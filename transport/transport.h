@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "protocol/dispatcher.h"
 #include "ringfuse/init.h"
 #include "ringfuse/transport_options.h"
@@ -42,9 +43,11 @@ class Transport {
   virtual void Join() = 0;
   // For a handover: stops reading now, without waiting for the connection to end, and returns
   // once every worker has finished the request in its hands. The fds stay open, so a request
-  // read and not yet handled stays on its processing list for NOTIFY_RESEND. Unimplemented where
-  // the transport cannot stop cleanly this way.
-  virtual absl::Status Pause() = 0;
+  // read and not yet handled stays on its processing list for NOTIFY_RESEND. A transport that
+  // can take the request back (uring) gives up after `bound` and serves on, returning
+  // DeadlineExceeded; one that cannot (threads) waits for its workers however long they take.
+  // Unimplemented where the transport cannot stop cleanly this way: it serves on.
+  virtual absl::Status Pause(absl::Duration bound) = 0;
   // Whether Pause can work here: asked before a handover waits for the new process, so that a
   // transport that cannot pause refuses at once.
   virtual absl::Status CanPause() const { return absl::OkStatus(); }

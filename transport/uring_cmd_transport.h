@@ -59,11 +59,11 @@ class UringCmdTransport : public Transport {
   absl::Status Start() override;
   void Stop() override { queues_.Stop(); }
   void Join() override { queues_.Join(); }
-  absl::Status Pause() override { return CanPause(); }
+  absl::Status Pause(absl::Duration) override { return CanPause(); }
   absl::Status CanPause() const override {
     return absl::UnimplementedError(
         "a uring-cmd session cannot be handed over yet: on 6.18 the kernel does not resend "
-        "requests that ring entries hold (hand over from the threads transport)");
+        "requests that ring entries hold (hand over from the threads or uring transport)");
   }
   std::string Describe() const override;
 

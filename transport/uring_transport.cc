@@ -13,6 +13,7 @@
 #include "transport/dev_fuse.h"
 #include "transport/dev_fuse_channel.h"
 #include "transport/fd.h"
+#include "transport/pause_signal.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -22,11 +23,16 @@ constexpr size_t kDefaultReadsInFlight = 1;
 
 // One worker: its ring, its /dev/fuse fd, its slots. Everything but SendReply from foreign
 // threads runs on the worker's own thread.
+//
+// Pausing, the worker reads no more: on the wake-up that brings the request it cancels the reads
+// in its ring, answers any that completed with a request first, and once it has nothing left in
+// flight it settles. A withdrawn request makes it read again.
 class UringWorker : public RingWorker {
  public:
-  UringWorker(const Shared& shared, size_t index, int fd, UniqueFd clone, size_t depth,
-              size_t buffer_size)
+  UringWorker(const Shared& shared, PauseRequest& pause, size_t index, int fd, UniqueFd clone,
+              size_t depth, size_t buffer_size)
       : RingWorker(shared, index),
+        pause_(pause),
         fd_(fd),
         clone_(std::move(clone)),
         depth_(depth),
@@ -44,10 +50,18 @@ class UringWorker : public RingWorker {
     std::optional<DevFuseReadBuffer> request;
     std::vector<std::byte> reply;
     size_t reply_size = 0;  // non-zero: a reply waits to be submitted before the next read
+    bool reading = false;   // its READ is queued or in the kernel
   };
 
   bool OnCompletion(UserData data, int result) override;
+  void OnWake() override;
+  void AfterCompletions() override;
+  void AfterRun() override;
   void ArmRead(uint32_t slot);
+  void CancelReads();
+  void ReadAgain();
+  bool InFlight() const;
+  void Settle();
   void OnWritten(int result);
   void OnRead(uint32_t slot, int result);
   void OnRequest(uint32_t slot, size_t length);
@@ -55,6 +69,11 @@ class UringWorker : public RingWorker {
 
   size_t InflightIndex(uint32_t slot) const { return index() * depth_ + slot; }
 
+  PauseRequest& pause_;
+  bool pausing_ = false;  // pause_.asked() as of the last wake-up
+  bool settled_ = false;  // counted by pause_ as having nothing in flight
+  size_t writes_in_flight_ = 0;
+  size_t cancels_in_flight_ = 0;
   int fd_;
   UniqueFd clone_;
   size_t depth_;
@@ -63,9 +82,11 @@ class UringWorker : public RingWorker {
 };
 
 absl::Status UringWorker::Setup() {
-  // Each slot may have a WRITE and a READ in flight, plus the wake-up read.
+  // Each slot may have a WRITE and a READ in flight, plus the wake-up read; pausing, a WRITE and
+  // a cancel.
   const unsigned entries = static_cast<unsigned>(depth_ * 2 + 2);
   if (absl::Status status = InitRing(entries, 0); !status.ok()) return status;
+  UnblockPauseSignal();
   slots_.resize(depth_);
   for (Slot& slot : slots_) {
     slot.request.emplace(buffer_size_);
@@ -77,7 +98,7 @@ absl::Status UringWorker::Setup() {
 }
 
 void UringWorker::ArmRead(uint32_t slot) {
-  const bool reading = !stopping();
+  const bool reading = !stopping() && !pausing_;
   Slot& s = slots_[slot];
   if (s.reply_size != 0) {
     // Reply first, then read into the same slot: the link keeps the reply buffer intact until
@@ -87,6 +108,7 @@ void UringWorker::ArmRead(uint32_t slot) {
     if (reading) write->flags |= IOSQE_IO_LINK;
     io_uring_sqe_set_data64(write, EncodeUserData(Completion::kWrite, slot));
     s.reply_size = 0;
+    ++writes_in_flight_;
   }
   if (!reading) return;
   io_uring_sqe* read = ring().NextSqe();
@@ -98,12 +120,74 @@ void UringWorker::ArmRead(uint32_t slot) {
   // blocks in an io-wq worker instead, at the price of a thread hand-off per request.
   if (depth_ > 1) read->flags |= IOSQE_ASYNC;
   io_uring_sqe_set_data64(read, EncodeUserData(Completion::kRead, slot));
+  s.reading = true;
+}
+
+void UringWorker::CancelReads() {
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    if (!slots_[slot].reading) continue;
+    io_uring_sqe* cancel = ring().NextSqe();
+    io_uring_prep_cancel64(cancel, EncodeUserData(Completion::kRead, slot), 0);
+    io_uring_sqe_set_data64(cancel, EncodeUserData(Completion::kCancel, slot));
+    ++cancels_in_flight_;
+  }
+}
+
+void UringWorker::ReadAgain() {
+  if (settled_) pause_.Unsettle();
+  settled_ = false;
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    if (!slots_[slot].reading) ArmRead(slot);
+  }
+}
+
+bool UringWorker::InFlight() const {
+  if (writes_in_flight_ != 0 || cancels_in_flight_ != 0) return true;
+  for (const Slot& slot : slots_) {
+    if (slot.reading) return true;
+  }
+  return false;
+}
+
+void UringWorker::Settle() {
+  settled_ = true;
+  pause_.Settle();
+}
+
+void UringWorker::OnWake() {
+  if (pause_.asked() == pausing_) return;
+  pausing_ = !pausing_;
+  if (pausing_) {
+    CancelReads();
+  } else {
+    ReadAgain();
+  }
+}
+
+void UringWorker::AfterCompletions() {
+  if (pausing_ && !settled_ && !InFlight()) Settle();
+}
+
+void UringWorker::AfterRun() {
+  // A worker that has ended reads nothing either: Pause need not wait for it.
+  if (!settled_) Settle();
 }
 
 bool UringWorker::OnCompletion(UserData data, int result) {
   switch (data.kind) {
-    case Completion::kRead: OnRead(data.slot, result); return true;
-    case Completion::kWrite: OnWritten(result); return true;
+    case Completion::kRead:
+      slots_[data.slot].reading = false;
+      OnRead(data.slot, result);
+      return true;
+    case Completion::kWrite:
+      --writes_in_flight_;
+      OnWritten(result);
+      return true;
+    case Completion::kCancel:
+      // 0, ENOENT (the read had completed) or EALREADY (it is being woken): either way the
+      // read's own completion is what the worker waits for.
+      --cancels_in_flight_;
+      return true;
     default: return false;
   }
 }
@@ -125,7 +209,7 @@ void UringWorker::OnRead(uint32_t slot, int result) {
     case ENOENT:  // the request was interrupted before we read it
     case EINTR:
     case EAGAIN:
-    case ECANCELED:  // the linked reply before it failed
+    case ECANCELED:  // the linked reply before it failed, or Pause took the read back
       ArmRead(slot);
       return;
     case ENODEV:        // unmounted
@@ -181,6 +265,7 @@ UringTransport::UringTransport(const TransportContext& context)
 absl::Status UringTransport::Start() {
   const RingWorker::Shared shared{"uring worker", context_.dispatcher, inflight_,
                                   workers_.stopping()};
+  InstallPauseSignal();
   for (size_t i = 0; i < worker_count_; ++i) {
     UniqueFd clone;
     if (i > 0) {
@@ -189,11 +274,35 @@ absl::Status UringTransport::Start() {
       clone = std::move(*cloned);
     }
     const int fd = i == 0 ? context_.session_fd : clone.get();
-    absl::Status added = workers_.Add(
-        std::make_unique<UringWorker>(shared, i, fd, std::move(clone), depth_, buffer_size_));
+    absl::Status added = workers_.Add(std::make_unique<UringWorker>(
+        shared, pause_, i, fd, std::move(clone), depth_, buffer_size_));
     if (!added.ok()) return added;
   }
   return workers_.Start();
+}
+
+absl::Status UringTransport::Pause(absl::Duration bound) {
+  pause_.Ask();
+  // The wake-up brings the request. A worker whose read blocks inside its own io_uring_enter
+  // (see ArmRead: several rings woken for one request, and this one lost) sees no completion
+  // until that read ends: from the second nudge on, a signal ends it. Not at once, so that a
+  // handler busy for a moment is not interrupted for nothing.
+  const bool settled = pause_.WaitUntilSettled(worker_count_, bound, [this, nudges = 0]() mutable {
+    workers_.WakeAll();
+    if (nudges++ > 0) workers_.Signal(PauseSignal());
+  });
+  if (!settled) {
+    const size_t busy = worker_count_ - pause_.settled();
+    pause_.Withdraw();
+    workers_.WakeAll();
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "the uring transport did not stop reading within %s (%u of %u rings still had a read or "
+        "a request in hand): it serves on",
+        absl::FormatDuration(bound), busy, worker_count_));
+  }
+  workers_.Stop();
+  workers_.Join();
+  return absl::OkStatus();
 }
 
 std::string UringTransport::Describe() const {

@@ -3,9 +3,16 @@
 // into its slot's reply buffer and submitted linked before the slot's next READ, in the same
 // io_uring_enter that waits for the next completion; a reply made later from another thread is
 // written directly with writev.
+//
+// Pause, for a handover, takes each ring's reads back with ASYNC_CANCEL. It does not wait for a
+// reply made later from another thread, which goes by writev as before, as with the threads
+// transport: while this transport lives it reaches the kernel, which takes it until the new
+// process has had the request resent and refuses it (ENOENT) after; once this transport is
+// gone, it is dropped.
 #pragma once
 
 #include "transport/inflight.h"
+#include "transport/pause_request.h"
 #include "transport/ring_worker.h"
 #include "transport/transport.h"
 
@@ -20,12 +27,10 @@ class UringTransport : public Transport {
   absl::Status Start() override;
   void Stop() override { workers_.Stop(); }
   void Join() override { workers_.Join(); }
-  absl::Status Pause() override { return CanPause(); }
-  absl::Status CanPause() const override {
-    return absl::UnimplementedError(
-        "a uring session cannot be handed over yet: a read the ring holds cannot yet be taken back "
-        "at a clean point (hand over from the threads transport)");
-  }
+  // Each ring cancels its reads, answers what it had read before the cancel took effect, and
+  // settles; then the rings' threads end. A ring that has not settled within `bound` (a handler
+  // still busy, a read the kernel does not give back) makes every ring read again.
+  absl::Status Pause(absl::Duration bound) override;
   std::string Describe() const override;
 
  private:
@@ -34,7 +39,8 @@ class UringTransport : public Transport {
   size_t depth_;
   size_t buffer_size_;
   InflightTable inflight_;  // worker w's slot s is entry w * depth_ + s
-  RingWorkers workers_;     // last: its destructor joins the threads that use the members above
+  PauseRequest pause_;
+  RingWorkers workers_;  // last: its destructor joins the threads that use the members above
 };
 
 }  // namespace ringfuse::internal

@@ -14,6 +14,7 @@ enum class Completion : uint32_t {
   kWrite = 2,    // a WRITE of slot's reply to /dev/fuse
   kWake = 3,     // the wake-up eventfd was written (Stop)
   kCommand = 4,  // a FUSE-over-io_uring command of entry `slot`
+  kCancel = 5,   // an ASYNC_CANCEL of slot's READ (Pause)
 };
 
 inline uint64_t EncodeUserData(Completion kind, uint32_t slot) {

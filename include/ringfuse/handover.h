@@ -10,8 +10,10 @@
 /// 0. The new process says it is ready to take over; the old one waits for that before it
 ///    pauses, so that clients do not wait while the new process starts.
 /// 1. The old session stops reading at a clean point: each worker finishes the request in its
-///    hands. (A request a handler answers later, from another thread, is not waited for: the new
-///    process gets it again through NOTIFY_RESEND, and the late answer is refused.)
+///    hands (a uring session's rings first take back the reads they hold, and answer any that
+///    had already brought a request). A request a handler answers later, from another thread,
+///    is not waited for: the new process gets it again through NOTIFY_RESEND, and the late
+///    answer is refused.
 /// 2. `save` runs with no request in progress, and what it returns travels with the connection's
 ///    /dev/fuse fd, what INIT agreed, and the mount's identity.
 /// 3. The new process runs `restore`, asks the kernel to send again whatever the old process
@@ -21,10 +23,11 @@
 ///    one (the new process died or refused), the old session resumes serving, so a takeover
 ///    that fails halfway never leaves the mount without a server.
 ///
-/// Transports: the threads transport hands over; every transport but uring-cmd takes over. A
-/// uring or uring-cmd session refuses to hand over (Unimplemented) and serves on: the uring
-/// transport cannot yet take back the read its ring holds at a clean point, and on 6.18 the
-/// kernel does not resend requests held by FUSE-over-io_uring ring entries. See
+/// Transports: the threads and uring transports hand over, to a session on either; every
+/// transport but uring-cmd takes over. A uring-cmd session refuses to hand over
+/// (Unimplemented) and serves on: on 6.18 the kernel does not resend requests held by
+/// FUSE-over-io_uring ring entries. A uring session whose rings cannot all stop within
+/// HandoverOptions::pause_timeout refuses too (DeadlineExceeded), reading again. See
 /// docs/handover.md for what survives and what is lost.
 #pragma once
 
@@ -56,6 +59,10 @@ struct HandoverOptions {
   /// For the new process to get ready, and again to restore its state and start serving; past
   /// either the session serves on (having paused nothing in the first case).
   absl::Duration takeover_timeout = absl::Seconds(60);
+  /// For the uring transport to stop reading at a clean point (every ring's read taken back,
+  /// every request in hand answered); past it the session serves on. The threads transport
+  /// waits for its workers' requests in hand however long they take.
+  absl::Duration pause_timeout = absl::Seconds(2);
 };
 
 /// What one handover took, measured by the old process.
