@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -225,6 +226,102 @@ TEST_F(RingfusedRestart, AUringDaemonEitherRestartsOrSaysWhyNotAndServesOn) {
   }
   EXPECT_TRUE(IsMounted(mountpoint_));
   ExpectServes("after-restart");
+}
+
+// A user's own daemon, mounted through fusermount3: ringfuse-ctl finds it through the user's
+// runtime directory, its successor is that user's too, and the mount stays the user's.
+TEST_F(RingfusedRestart, AUsersDaemonMountedThroughFusermountRestarts) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const ringfuse::testing::DevFuseModeGuard open_to_users(0666);
+  ASSERT_TRUE(open_to_users.changed());
+  const User user = kNobody;
+  const UserHome home = PrepareHome();
+  WriteFile(home.source + "/before", "in the source\n");
+  const std::string runtime = home.home + "/run";
+  std::filesystem::create_directory(runtime);
+  // Run as the user, who alone may look at the mount (root may not without allow_other).
+  const std::string ctl = home.home + "/ringfuse-ctl";
+  std::filesystem::copy_file(RINGFUSE_CTL_BINARY, ctl);
+  ASSERT_NO_FATAL_FAILURE(GiveHomeTo(home, user));
+  ASSERT_EQ(::chmod(runtime.c_str(), 0700), 0);
+  // For the daemon, which inherits it, and for ringfuse-ctl run by this test.
+  struct RuntimeDir {
+    explicit RuntimeDir(const std::string& path) { ::setenv("XDG_RUNTIME_DIR", path.c_str(), 1); }
+    ~RuntimeDir() { ::unsetenv("XDG_RUNTIME_DIR"); }
+  } runtime_dir(runtime);
+  mountpoint_ = home.mountpoint;  // TearDown unmounts it, whatever happens
+  StartInForeground({"-f", "--transport=threads", home.source, home.mountpoint},
+                    dir_.path() + "/stderr", {.user = user, .binary = home.binary});
+  const pid_t old_pid = daemon_pid_;
+  const auto reads_before = [&] {
+    return As(user,
+              [&] { return ReadFile(home.mountpoint + "/before") == "in the source\n" ? 0 : -1; });
+  };
+  ASSERT_EQ(reads_before(), 0);
+  const std::string uid = std::to_string(user.uid), gid = std::to_string(user.gid);
+  const Outcome restarted = RunCommand({"/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + gid,
+                                        "--clear-groups", ctl, "restart", home.mountpoint});
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+  const pid_t new_pid = PidAfter(restarted.output, "new ringfused pid ");
+  ASSERT_GT(new_pid, 0) << restarted.output;
+  daemon_pid_ = new_pid;
+  const int status = WaitBounded(old_pid, std::chrono::seconds(10));
+  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  struct stat process {};
+  ASSERT_EQ(::stat(("/proc/" + std::to_string(new_pid)).c_str(), &process), 0);
+  EXPECT_EQ(process.st_uid, user.uid) << "the successor is not the user's";
+  EXPECT_TRUE(IsMounted(home.mountpoint));
+  EXPECT_EQ(reads_before(), 0);
+  EXPECT_EQ(As(user,
+               [&] {
+                 const internal::UniqueFd made(::open((home.mountpoint + "/after").c_str(),
+                                                      O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+                 return made.valid() ? 0 : -1;
+               }),
+            0);
+  ASSERT_EQ(::kill(new_pid, SIGTERM), 0);
+  EXPECT_TRUE(WaitUntilUnmounted(std::chrono::seconds(5)));
+  EXPECT_TRUE(WaitUntilGone(new_pid, std::chrono::seconds(5)));
+  daemon_pid_ = -1;
+}
+
+// Without a successor, a daemon killed with SIGKILL (no -o auto_unmount) leaves the mount in
+// place but dead: clients working on it get ENOTCONN within a second, and none stays blocked.
+TEST_F(RingfusedRestart, ClientsOfAKilledDaemonGetEnotconnWithinASecond) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  MixedLoad::Prepare(source_);
+  StartInForeground({"-f", "--transport=threads", source_, mountpoint_}, dir_.path() + "/stderr");
+  std::atomic<bool> stop{false};
+  std::atomic<int> disconnected{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&] {
+      while (!stop) {
+        // A missing name: never cached (no negative timeout), so each stat asks the daemon.
+        struct stat attr;
+        if (::stat((mountpoint_ + "/tree/missing").c_str(), &attr) != 0 && errno == ENOTCONN) {
+          ++disconnected;
+          return;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(::kill(daemon_pid_, SIGKILL), 0);
+  ::waitpid(daemon_pid_, nullptr, 0);
+  daemon_pid_ = -1;
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  while (disconnected < 4 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop = true;
+  EXPECT_EQ(disconnected, 4) << "clients still blocked a second after the daemon died";
+  std::printf("clients got ENOTCONN %ld ms after the daemon was killed\n",
+              static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    Clock::now() - (deadline - std::chrono::seconds(1)))
+                                    .count()));
+  for (std::thread& client : clients) client.join();
+  EXPECT_TRUE(IsMounted(mountpoint_));  // TearDown detaches it
 }
 
 // Twenty restarts while clients stat, list, read, readlink, create, unlink and append with
