@@ -5,6 +5,8 @@
 //                  [--transport=auto|threads|uring|uring-cmd] [--ringfused=PATH]
 //   ringfuse-bench notify-floor [--count=8000] [--runs=100]
 //   [--transport=auto|threads|uring|uring-cmd]
+//   ringfuse-bench handover [--inodes=0,10000,100000] [--runs=10] [--transport=threads]
+//                  [--ringfused=PATH]
 //
 // notify-floor: the cost of a notification that finds nothing cached (bench_notify_floor.h),
 // the floor under any per-entry invalidation.
@@ -23,6 +25,29 @@
 // marks every dentry of the connection stale at once, and a dentry is looked up again when
 // next used; on an older kernel the epoch publish fails, and so does the benchmark.
 //
+// handover: the client-visible pause of one restart without unmounting (ringfuse-ctl restart)
+// and the time to hand the inode table over, by the number of inodes cached (issue 11). For each
+// tree size: a passthrough tree of that many inodes (directories of about 100 files and symlinks;
+// 0: the root alone) served by `ringfused SOURCE MNT -f --transport=... -o entry_timeout=3600,
+// attr_timeout=3600,negative_timeout=0` as a child, walked once (lstat of every entry) so that
+// the kernel caches, and ringfused's table holds, a node per inode (status nodes= checks it).
+// Then per run: a stat loop on one thread from 20 ms before the `restart` request until 100 ms
+// after its reply, and afterwards a check that the new daemon (the pid of the reply) answers,
+// kept every node and serves a cached entry. The loop stats cached entries (the kernel answers
+// those alone), refetches a cached node's attributes (statx AT_STATX_FORCE_SYNC: a GETATTR the
+// daemon answers) and stats a missing name (a LOOKUP each time, ENOENT). The table gives, as
+// median / max over the runs:
+// - client pause: the longest call of the loop; the calls the daemon answers wait for the pause.
+// - pause_us (ringfused's): from the old daemon stopping its reads to the new one serving: the
+//   save, the transfer over the socket, the restore, NOTIFY_RESEND and the transport's start.
+//   The successor's exec and start-up come before it: the old daemon pauses nothing until the
+//   new one says it is ready. They are in the restart's round trip, measured here.
+// - save_us (ringfused's): saving the inode table and open files, within the pause; the state's
+//   bytes and fds.
+// Each restart's successor is started by the old daemon, which then exits 0: this process
+// becomes a child subreaper, so that the successor, orphaned, is its child and is stopped
+// (SIGTERM, unmount) and reaped at the end like the first daemon.
+//
 // compare: a side-by-side benchmark of FUSE daemons against the plain directory (issue 9).
 //
 //   ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=stat,create,...]
@@ -37,7 +62,8 @@
 // chart.svg go to --output-dir (default: a new directory here). A workload that fails shows its
 // error in the table; --check fails the run when native or a ringfused config lacks a metric.
 //
-// Exit status: 0; 1 when a publish failed, the daemon did not end cleanly, or a check failed;
+// Exit status: 0; 1 when a publish or a restart failed, a stat call across a restart failed, the
+// daemon did not end cleanly, or a check failed;
 // 2 for a bad command line; 77 (ctest's SKIP_RETURN_CODE) when this process cannot mount FUSE
 // (not root, no /dev/fuse), after saying why; 130 after SIGINT, SIGTERM or SIGHUP, which stop it
 // between two steps and still unmount, remove the temporary trees and restore the io_uring
@@ -62,6 +88,7 @@
 #include "absl/strings/str_split.h"
 #include "daemon/invalidation.h"
 #include "tools/bench_daemon.h"
+#include "tools/bench_handover.h"
 #include "tools/bench_invalidate.h"
 #include "tools/bench_notify_floor.h"
 #include "tools/bench_system.h"
@@ -74,11 +101,18 @@
 #include "transport/transport.h"
 #include "transport/uring_switch.h"
 
-ABSL_FLAG(std::string, inodes, "20,8000", "tree sizes in inodes below the root, comma-separated");
-ABSL_FLAG(int, runs, 100, "invalidate: publishes per method and tree size; notify-floor: runs");
+// Without a value on the command line, each subcommand takes its own default for these.
+ABSL_FLAG(std::optional<std::string>, inodes, std::nullopt,
+          "tree sizes in inodes below the root, comma-separated (invalidate: default 20,8000; "
+          "handover: 0,10000,100000)");
+ABSL_FLAG(std::optional<int>, runs, std::nullopt,
+          "invalidate: publishes per method and tree size (default 100); notify-floor: runs "
+          "(default 100); handover: restarts per tree size (default 10)");
 ABSL_FLAG(std::string, methods, "entries,entries-batched,epoch,none",
           "invalidation methods to interleave (none: the negative control)");
-ABSL_FLAG(std::string, transport, "auto", "ringfused's transport: auto, threads, uring, uring-cmd");
+ABSL_FLAG(std::optional<std::string>, transport, std::nullopt,
+          "ringfused's transport: auto, threads, uring, uring-cmd (default auto; handover: "
+          "threads, the one that hands over)");
 ABSL_FLAG(int, count, 8000, "notify-floor: messages of each kind per run");
 ABSL_FLAG(std::string, ringfused, "",
           "the daemon binary (default: ../daemon/ringfused next to this program)");
@@ -95,17 +129,25 @@ namespace {
 
 constexpr int kSkipped = 77;
 constexpr int kMaxInodes = 1'000'000;
+constexpr const char* kInvalidateInodes = "20,8000";
+constexpr int kDefaultRuns = 100;
+constexpr const char* kDefaultTransport = "auto";
+constexpr const char* kHandoverInodes = "0,10000,100000";
+constexpr int kHandoverRuns = 10;
+constexpr const char* kHandoverTransport = "threads";
 
 int BadUsage(const std::string& what) {
   std::fprintf(stderr, "ringfuse-bench: %s (see --help)\n", what.c_str());
   return 2;
 }
 
-std::optional<std::vector<int>> ParseInodeCounts(const std::string& text) {
+std::optional<std::vector<int>> ParseInodeCounts(const std::string& text, int least) {
   std::vector<int> counts;
   for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
     int count = 0;
-    if (!absl::SimpleAtoi(item, &count) || count < 1 || count > kMaxInodes) return std::nullopt;
+    if (!absl::SimpleAtoi(item, &count) || count < least || count > kMaxInodes) {
+      return std::nullopt;
+    }
     counts.push_back(count);
   }
   if (counts.empty()) return std::nullopt;
@@ -115,10 +157,11 @@ std::optional<std::vector<int>> ParseInodeCounts(const std::string& text) {
 // The flags as a configuration, or the exit status of a usage error.
 std::variant<InvalidateConfig, int> ReadConfig() {
   InvalidateConfig config;
-  std::optional<std::vector<int>> counts = ParseInodeCounts(absl::GetFlag(FLAGS_inodes));
+  std::optional<std::vector<int>> counts =
+      ParseInodeCounts(absl::GetFlag(FLAGS_inodes).value_or(kInvalidateInodes), 1);
   if (!counts) return BadUsage("--inodes takes sizes from 1 to 1000000, comma-separated");
   config.inode_counts = std::move(*counts);
-  config.runs = absl::GetFlag(FLAGS_runs);
+  config.runs = absl::GetFlag(FLAGS_runs).value_or(kDefaultRuns);
   if (config.runs < 1) return BadUsage("--runs must be at least 1");
   config.methods = absl::StrSplit(absl::GetFlag(FLAGS_methods), ',', absl::SkipEmpty());
   if (config.methods.empty()) return BadUsage("--methods names no method");
@@ -127,7 +170,7 @@ std::variant<InvalidateConfig, int> ReadConfig() {
       return BadUsage("unknown method " + method + ": entries, entries-batched, epoch or none");
     }
   }
-  config.transport = absl::GetFlag(FLAGS_transport);
+  config.transport = absl::GetFlag(FLAGS_transport).value_or(kDefaultTransport);
   if (!ParseTransportKind(config.transport).ok()) {
     return BadUsage("--transport is auto, threads, uring or uring-cmd");
   }
@@ -139,8 +182,8 @@ std::variant<InvalidateConfig, int> ReadConfig() {
 int NotifyFloor() {
   NotifyFloorConfig config;
   config.count = absl::GetFlag(FLAGS_count);
-  config.runs = absl::GetFlag(FLAGS_runs);
-  config.transport = absl::GetFlag(FLAGS_transport);
+  config.runs = absl::GetFlag(FLAGS_runs).value_or(kDefaultRuns);
+  config.transport = absl::GetFlag(FLAGS_transport).value_or(kDefaultTransport);
   if (config.count < 1 || config.runs < 1) return BadUsage("--count and --runs must be positive");
   if (!ParseTransportKind(config.transport).ok()) {
     return BadUsage("--transport is auto, threads, uring or uring-cmd");
@@ -168,6 +211,34 @@ int Invalidate() {
   }
   CatchStopSignals();
   return RunInvalidate(std::get<InvalidateConfig>(config));
+}
+
+std::variant<HandoverConfig, int> ReadHandoverConfig() {
+  HandoverConfig config;
+  std::optional<std::vector<int>> counts =
+      ParseInodeCounts(absl::GetFlag(FLAGS_inodes).value_or(kHandoverInodes), 0);
+  if (!counts) return BadUsage("--inodes takes sizes from 0 to 1000000, comma-separated");
+  config.inode_counts = std::move(*counts);
+  config.runs = absl::GetFlag(FLAGS_runs).value_or(kHandoverRuns);
+  if (config.runs < 1) return BadUsage("--runs must be at least 1");
+  config.transport = absl::GetFlag(FLAGS_transport).value_or(kHandoverTransport);
+  if (!ParseTransportKind(config.transport).ok()) {
+    return BadUsage("--transport is auto, threads, uring or uring-cmd");
+  }
+  config.ringfused = absl::GetFlag(FLAGS_ringfused);
+  if (config.ringfused.empty()) config.ringfused = RingfusedNextToThisProgram();
+  return config;
+}
+
+int Handover() {
+  std::variant<HandoverConfig, int> config = ReadHandoverConfig();
+  if (const int* status = std::get_if<int>(&config)) return *status;
+  if (std::optional<std::string> why = WhyFuseMountsCannotRun()) {
+    std::printf("ringfuse-bench: skipped: %s\n", why->c_str());
+    return kSkipped;
+  }
+  CatchStopSignals();
+  return RunHandover(std::get<HandoverConfig>(config));
 }
 
 std::variant<CompareOptions, int> ReadCompareOptions(const std::vector<char*>& configs) {
@@ -284,6 +355,8 @@ int main(int argc, char** argv) {
       "                 [--transport=auto|threads|uring|uring-cmd] [--ringfused=PATH]\n"
       "  ringfuse-bench notify-floor [--count=8000] [--runs=100]\n"
       "                 [--transport=auto|threads|uring|uring-cmd]\n"
+      "  ringfuse-bench handover [--inodes=0,10000,100000] [--runs=10] [--transport=threads]\n"
+      "                 [--ringfused=PATH]\n"
       "  ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=a,b,...] [--files=10000]\n"
       "                 [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...\n"
       "    CONFIG: native | ringfused[:transport=T,cache=on|off,passthrough,depth=N,threads=N,\n"
@@ -301,6 +374,9 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 2 && std::string(args[1]) == "invalidate") {
     return ringfuse::tools::Invalidate();
+  }
+  if (args.size() == 2 && std::string(args[1]) == "handover") {
+    return ringfuse::tools::Handover();
   }
   if (args.size() == 2 && std::string(args[1]) == "notify-floor") {
     return ringfuse::tools::NotifyFloor();

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -31,6 +33,8 @@ namespace {
 
 // A publish of 8000 inodes by entries takes about 0.1 s; this only bounds a daemon that hangs.
 constexpr absl::Duration kControlTimeout = absl::Seconds(60);
+// Beyond the daemon's wait for its successor to get ready (HandoverOptions::takeover_timeout).
+constexpr absl::Duration kRestartTimeout = absl::Seconds(90);
 constexpr absl::Duration kStartTimeout = absl::Seconds(20);
 constexpr absl::Duration kStopTimeout = absl::Seconds(20);
 constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
@@ -39,9 +43,16 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 [[noreturn]] void ExecDaemon(const DaemonLaunch& launch, int log_fd, pid_t benchmark) {
   BecomeDaemonChild(log_fd, benchmark);
   const std::string transport = "--transport=" + launch.transport;
-  std::vector<const char*> argv = {
-      launch.binary.c_str(), "--revisions", launch.repo.c_str(), launch.mountpoint.c_str(), "-f",
-      transport.c_str(),     nullptr};
+  std::vector<const char*> argv = {launch.binary.c_str()};
+  if (launch.revisions) argv.push_back("--revisions");
+  for (const std::string* arg : {&launch.source, &launch.mountpoint}) argv.push_back(arg->c_str());
+  argv.push_back("-f");
+  argv.push_back(transport.c_str());
+  for (const std::string& option : launch.mount_options) {
+    argv.push_back("-o");
+    argv.push_back(option.c_str());
+  }
+  argv.push_back(nullptr);
   ::execv(launch.binary.c_str(), const_cast<char* const*>(argv.data()));
   std::fprintf(stderr, "cannot run %s: %s\n", launch.binary.c_str(), std::strerror(errno));
   ::_exit(127);
@@ -126,9 +137,14 @@ absl::Status DaemonProcess::Stop() {
 }
 
 absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request) const {
+  return Ask(request, kControlTimeout);
+}
+
+absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request,
+                                                 absl::Duration timeout) const {
   const internal::Stopwatch stopwatch;
   absl::StatusOr<std::string> reply =
-      daemon::SendControlRequest(launch_.mountpoint, request, kControlTimeout);
+      daemon::SendControlRequest(launch_.mountpoint, request, timeout);
   const absl::Duration round_trip = stopwatch.elapsed();
   if (!reply.ok()) return reply.status();
   absl::StatusOr<daemon::ControlFields> fields = daemon::ParseControlReply(*reply);
@@ -137,6 +153,42 @@ absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request) con
                         absl::StrFormat("%s: %s", request, fields.status().message()));
   }
   return ControlAnswer{std::move(*fields), round_trip};
+}
+
+absl::StatusOr<ControlAnswer> DaemonProcess::Restart() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    return internal::ErrnoStatus(errno, "becoming a child subreaper");
+  }
+  absl::StatusOr<ControlAnswer> answer = Ask("restart", kRestartTimeout);
+  if (!answer.ok()) return answer.status();
+  absl::StatusOr<double> successor = NumberField(answer->fields, "pid");
+  if (!successor.ok()) return successor.status();
+  if (absl::Status followed = FollowTo(static_cast<pid_t>(*successor)); !followed.ok()) {
+    return followed;
+  }
+  return answer;
+}
+
+absl::Status DaemonProcess::FollowTo(pid_t successor) {
+  const internal::Deadline deadline(kStopTimeout);
+  while (!(exit_status_ = ReapChild(pid_, false)) && !deadline.passed()) {
+    absl::SleepFor(kPollInterval);
+  }
+  const pid_t predecessor = std::exchange(pid_, successor);
+  const std::optional<int> ended = std::exchange(exit_status_, std::nullopt);
+  if (!ended) {
+    ::kill(predecessor, SIGKILL);
+    ReapChild(predecessor, true);
+    return absl::DeadlineExceededError(
+        absl::StrFormat("ringfused (pid %d) still ran %s after handing the mount to pid %d",
+                        predecessor, absl::FormatDuration(kStopTimeout), successor));
+  }
+  if (!internal::ExitedCleanly(ended)) {
+    return absl::InternalError(absl::StrFormat("ringfused (pid %d) %s after handing over:\n%s",
+                                               predecessor, internal::DescribeExit(ended),
+                                               LogText()));
+  }
+  return absl::OkStatus();
 }
 
 std::string DaemonProcess::TransportChoice() const {

@@ -1,11 +1,12 @@
-// The real ringfused, run as a child process serving a repository of revisions, and what the
-// benchmark asks it over its control socket.
+// The real ringfused, run as a child process serving a directory or a repository of revisions,
+// what the benchmark asks it over its control socket, and its restarts.
 #pragma once
 
 #include <sys/types.h>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -17,11 +18,13 @@ namespace ringfuse::tools {
 std::string RingfusedNextToThisProgram();
 
 struct DaemonLaunch {
-  std::string binary;      // ringfused
-  std::string repo;        // --revisions REPO
-  std::string mountpoint;  // an empty directory
-  std::string transport;   // --transport=
-  std::string log;         // the daemon's stderr goes here
+  std::string binary;                      // ringfused
+  std::string source;                      // SOURCE, or with `revisions` the repository
+  bool revisions = false;                  // --revisions
+  std::string mountpoint;                  // an empty directory
+  std::string transport;                   // --transport=
+  std::vector<std::string> mount_options;  // each one -o NAME=VALUE
+  std::string log;                         // the daemon's stderr goes here
 };
 
 // A control reply with the time the request took as seen from here.
@@ -47,6 +50,13 @@ class DaemonProcess {
 
   // Sends one control request and returns the fields of its "ok" reply.
   absl::StatusOr<ControlAnswer> Ask(const std::string& request) const;
+  // Sends `restart` and follows the mount to the successor that serves it now: waits for this
+  // daemon to exit, and stands for the successor from then on. This process becomes a child
+  // subreaper first, so that the successor, orphaned when its parent exits, becomes a child here
+  // and Stop() ends and reaps it like the first. An error if the restart failed (the daemon
+  // serves on) or the old daemon did not exit 0.
+  absl::StatusOr<ControlAnswer> Restart();
+  pid_t pid() const { return pid_; }
   // The first line the daemon wrote: which transport serves and why.
   std::string TransportChoice() const;
 
@@ -54,6 +64,9 @@ class DaemonProcess {
   DaemonProcess(pid_t pid, DaemonLaunch launch) : pid_(pid), launch_(std::move(launch)) {}
 
   absl::Status AwaitControl();
+  absl::StatusOr<ControlAnswer> Ask(const std::string& request, absl::Duration timeout) const;
+  // Waits for the daemon that handed the mount over to exit, then stands for `successor`.
+  absl::Status FollowTo(pid_t successor);
   // Ends the child if it still runs and returns how it ended (nothing if it cannot be waited for).
   std::optional<int> EndChild();
   std::string LogText() const;

@@ -132,8 +132,14 @@ absl::StatusOr<TreeResult> MeasureTree(const InvalidateConfig& config, int inode
   if (absl::Status made = MakeDirectories({repo, mountpoint}); !made.ok()) return made;
   absl::StatusOr<Tree> tree = BuildRevisions(repo, inodes);
   if (!tree.ok()) return tree.status();
-  absl::StatusOr<DaemonProcess> daemon = DaemonProcess::Start(
-      {config.ringfused, repo, mountpoint, config.transport, dir->path() + "/ringfused.log"});
+  absl::StatusOr<DaemonProcess> daemon =
+      DaemonProcess::Start({.binary = config.ringfused,
+                            .source = repo,
+                            .revisions = true,
+                            .mountpoint = mountpoint,
+                            .transport = config.transport,
+                            .mount_options = {},
+                            .log = dir->path() + "/ringfused.log"});
   if (!daemon.ok()) return daemon.status();
   TreeResult result{inodes, *tree, daemon->TransportChoice(), {}, 0};
   std::printf("%d inodes: %d directories, %d files, %d symlinks; ringfused: %s\n", inodes,

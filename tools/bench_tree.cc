@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "transport/errno_status.h"
@@ -35,28 +37,56 @@ std::string EntryName(int index) {
   return absl::StrFormat(IsSymlink(index) ? "l%03d" : "f%03d", index);
 }
 
-absl::Status MakeEntry(const std::string& r1, const std::string& r2, const std::string& path,
-                       int index) {
-  const std::string first = r1 + "/" + path, second = r2 + "/" + path;
+// The entry `path` in every root: made in the first, hard-linked (files) or made alike (symlinks)
+// in the others.
+absl::Status MakeEntry(const std::vector<std::string>& roots, const std::string& path, int index) {
   if (IsSymlink(index)) {
     const std::string target = EntryName(index - 1);
-    for (const std::string* link : {&first, &second}) {
-      if (::symlink(target.c_str(), link->c_str()) != 0) return internal::ErrnoStatus(errno, *link);
+    for (const std::string& root : roots) {
+      const std::string link = root + "/" + path;
+      if (::symlink(target.c_str(), link.c_str()) != 0) return internal::ErrnoStatus(errno, link);
     }
     return absl::OkStatus();
   }
+  const std::string first = roots.front() + "/" + path;
   internal::UniqueFd file(::open(first.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
   if (!file.valid()) return internal::ErrnoStatus(errno, first);
-  if (::link(first.c_str(), second.c_str()) != 0) return internal::ErrnoStatus(errno, second);
+  for (size_t r = 1; r < roots.size(); ++r) {
+    const std::string other = roots[r] + "/" + path;
+    if (::link(first.c_str(), other.c_str()) != 0) return internal::ErrnoStatus(errno, other);
+  }
   return absl::OkStatus();
 }
 
-absl::Status MakeDirectory(const std::string& r1, const std::string& r2, const std::string& path) {
-  for (const std::string& root : {r1, r2}) {
+absl::Status MakeDirectory(const std::vector<std::string>& roots, const std::string& path) {
+  for (const std::string& root : roots) {
     const std::string full = root + "/" + path;
     if (::mkdir(full.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, full);
   }
   return absl::OkStatus();
+}
+
+// The same tree of `inodes` inodes in each of `roots`, which exist and are empty.
+absl::StatusOr<Tree> BuildInto(const std::vector<std::string>& roots, int inodes) {
+  Tree tree;
+  if (inodes == 0) return tree;
+  // Each directory counts as one inode along with its entries.
+  tree.directories = std::max(1, (inodes + kEntriesPerDirectory / 2) / (kEntriesPerDirectory + 1));
+  const int entries = inodes - tree.directories;
+  for (int d = 0; d < tree.directories; ++d) {
+    const std::string directory = absl::StrFormat("d%02d", d);
+    if (absl::Status status = MakeDirectory(roots, directory); !status.ok()) return status;
+    tree.paths.push_back(directory);
+    // Entries spread evenly: the first directories take one more when they do not divide.
+    const int here = entries / tree.directories + (d < entries % tree.directories ? 1 : 0);
+    for (int i = 0; i < here; ++i) {
+      const std::string path = directory + "/" + EntryName(i);
+      if (absl::Status status = MakeEntry(roots, path, i); !status.ok()) return status;
+      tree.paths.push_back(path);
+      ++(IsSymlink(i) ? tree.symlinks : tree.files);
+    }
+  }
+  return tree;
 }
 
 }  // namespace
@@ -74,28 +104,16 @@ TempDir::~TempDir() {
 }
 
 absl::StatusOr<Tree> BuildRevisions(const std::string& repo, int inodes) {
-  const std::string r1 = repo + "/" + kFirstRevision, r2 = repo + "/" + kSecondRevision;
-  for (const std::string& root : {r1, r2}) {
+  const std::vector<std::string> roots = {repo + "/" + kFirstRevision,
+                                          repo + "/" + kSecondRevision};
+  for (const std::string& root : roots) {
     if (::mkdir(root.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, root);
   }
-  Tree tree;
-  // Each directory counts as one inode along with its entries.
-  tree.directories = std::max(1, (inodes + kEntriesPerDirectory / 2) / (kEntriesPerDirectory + 1));
-  const int entries = inodes - tree.directories;
-  for (int d = 0; d < tree.directories; ++d) {
-    const std::string directory = absl::StrFormat("d%02d", d);
-    if (absl::Status status = MakeDirectory(r1, r2, directory); !status.ok()) return status;
-    tree.paths.push_back(directory);
-    // Entries spread evenly: the first directories take one more when they do not divide.
-    const int here = entries / tree.directories + (d < entries % tree.directories ? 1 : 0);
-    for (int i = 0; i < here; ++i) {
-      const std::string path = directory + "/" + EntryName(i);
-      if (absl::Status status = MakeEntry(r1, r2, path, i); !status.ok()) return status;
-      tree.paths.push_back(path);
-      ++(IsSymlink(i) ? tree.symlinks : tree.files);
-    }
-  }
-  return tree;
+  return BuildInto(roots, inodes);
+}
+
+absl::StatusOr<Tree> BuildTree(const std::string& root, int inodes) {
+  return BuildInto({root}, inodes);
 }
 
 absl::Status Walk(const std::string& root, const Tree& tree) {

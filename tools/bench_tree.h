@@ -1,5 +1,6 @@
-// The trees ringfuse-bench serves: a temporary directory that removes itself, a repository of
-// two identical revisions, and the walk that loads every entry into the kernel's caches.
+// The trees ringfuse-bench serves: a temporary directory that removes itself, a plain tree or a
+// repository of two identical revisions, and the walk that loads every entry into the kernel's
+// caches.
 #pragma once
 
 #include <string>
@@ -42,6 +43,10 @@ inline constexpr const char* kSecondRevision = "r2";
 // in 20 of them a symlink to a sibling file) and `repo`/r2 with the same tree, its files hard
 // links to r1's: same names and content, so only directories and symlinks differ in inode.
 absl::StatusOr<Tree> BuildRevisions(const std::string& repo, int inodes);
+
+// Makes the same tree as one revision in the existing empty directory `root`; 0 inodes leaves it
+// empty.
+absl::StatusOr<Tree> BuildTree(const std::string& root, int inodes);
 
 // lstat() of every entry of `tree` under `root`: each name the kernel does not hold valid in its
 // dentry cache costs a LOOKUP.
