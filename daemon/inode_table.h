@@ -28,7 +28,6 @@
 #include <atomic>
 #include <cstdint>
 #include <list>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -273,7 +272,9 @@ class InodeTable {
   // Each name of a node without a handle (Entry::parent, Entry::name), to find it at a rename.
   absl::flat_hash_map<std::pair<uint64_t, std::string>, uint64_t> by_name_ ABSL_GUARDED_BY(mutex_);
   // The node now serving each backing inode (an older node of a reused inode number may live on).
-  std::map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
+  // A hash map: every lookup asks it, and a handover's save and restore once per node (as a
+  // tree it was most of their cost, 0.7 us per node).
+  absl::flat_hash_map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
   // Open nodes but the root, newest first: those a handle reopens, and those only FORGET closes.
   std::list<uint64_t> recent_ ABSL_GUARDED_BY(mutex_);
   std::list<uint64_t> pinned_ ABSL_GUARDED_BY(mutex_);

@@ -118,6 +118,8 @@ absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<internal::
   by_backing_.clear();
   recent_.clear();
   pinned_.clear();
+  by_nodeid_.reserve(saved.nodes.size());
+  by_backing_.reserve(saved.nodes.size());
   for (const SavedNode& node : saved.nodes) {
     Entry& entry = by_nodeid_[node.nodeid];
     entry.dev = node.dev;
