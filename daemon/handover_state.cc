@@ -100,7 +100,7 @@ class Writer {
   template <typename Items, typename Fields>
   void PutAll(const Items& items, Fields fields) {
     Put(static_cast<uint64_t>(items.size()));
-    for (const auto& item : items) fields(item, [this](const auto& field) { Put(field); });
+    for (const auto& item : items) fields(item, [&](const auto& field) { Put(field); });
   }
   HandoverPayload Take() { return std::move(payload_); }
 
@@ -129,7 +129,7 @@ class RecordReader {
     Get(count);
     for (uint64_t i = 0; ok_ && i < count; ++i) {
       Item item{};
-      fields(item, [this](auto& field) { Get(field); });
+      fields(item, [&](auto& field) { Get(field); });
       if (ok_) items.push_back(std::move(item));
     }
   }

@@ -85,11 +85,14 @@ std::optional<std::string> CheckWalk(const std::string& method, const PublishSam
                                      size_t walked) {
   const bool control = method == kControlMethod;
   if (control == (sample.lookups_after < static_cast<double>(walked))) return std::nullopt;
+  if (control) {
+    return absl::StrFormat(
+        "after %s the walk of %d entries made %.0f lookups: the caches were lost anyway, so the "
+        "check cannot tell an invalidation apart",
+        method, walked, sample.lookups_after);
+  }
   return absl::StrFormat(
-      control ? "after %s the walk of %d entries made %.0f lookups: the caches were lost anyway, "
-                "so the check cannot tell an invalidation apart"
-              : "after %s the walk of %d entries made only %.0f lookups: the kernel kept "
-                "cached entries",
+      "after %s the walk of %d entries made only %.0f lookups: the kernel kept cached entries",
       method, walked, sample.lookups_after);
 }
 

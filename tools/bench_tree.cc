@@ -34,7 +34,7 @@ int RemoveOne(const char* path, const struct stat*, int type, struct FTW*) {
 bool IsSymlink(int index) { return index % kSymlinkEvery == kSymlinkEvery / 2; }
 
 std::string EntryName(int index) {
-  return absl::StrFormat(IsSymlink(index) ? "l%03d" : "f%03d", index);
+  return absl::StrFormat("%c%03d", IsSymlink(index) ? 'l' : 'f', index);
 }
 
 // The entry `path` in every root: made in the first, hard-linked (files) or made alike (symlinks)

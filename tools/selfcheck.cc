@@ -66,8 +66,11 @@ int main() {
   std::printf("ringfuse speaks FUSE %u.%u (accepts kernels from 7.%u)\n",
               ringfuse::wire::kKernelMajor, ringfuse::wire::kKernelMinor,
               ringfuse::wire::kOldestSupportedMinor);
-  const bool ok =
-      ringfuse::CheckOpcodeTable() & ringfuse::CheckNegotiation() & ringfuse::CheckIncEpoch();
+  // Every check runs and reports, even after one has failed.
+  const bool opcodes_ok = ringfuse::CheckOpcodeTable();
+  const bool negotiation_ok = ringfuse::CheckNegotiation();
+  const bool inc_epoch_ok = ringfuse::CheckIncEpoch();
+  const bool ok = opcodes_ok && negotiation_ok && inc_epoch_ok;
   std::printf("%s\n", ok ? "self-check passed" : "self-check FAILED");
   return ok ? 0 : 1;
 }

@@ -42,7 +42,7 @@ void LiveFs::Say(std::string_view text) {
   message_ = std::string(text) + "\n";
 }
 
-absl::StatusOr<std::string> LiveFs::Rename(std::string_view new_name) {
+absl::StatusOr<std::string> LiveFs::RenameNote(std::string_view new_name) {
   if (new_name.empty() || new_name.size() > kNameMax || new_name == "." || new_name == ".." ||
       new_name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
     return absl::InvalidArgumentError("'" + std::string(new_name) + "' is not a file name");
@@ -101,7 +101,7 @@ void LiveFs::Lookup(const RequestContext& context, const op::Lookup& args, Entry
     const wire::Attr attr = AttrOf(child.nodeid, node.mode, node.content.size());
     return reply.Ok(MakeEntry(child.nodeid, 0, attr, kDay, kDay));
   }
-  // Cached too: a name that appears later needs its absence invalidated (see Rename).
+  // Cached too: a name that appears later needs its absence invalidated (see RenameNote).
   reply.Ok(MakeNegativeEntry(kDay));
 }
 

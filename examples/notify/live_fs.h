@@ -3,7 +3,7 @@
 // see a change. The tree:
 //   counter           a number, see Bump
 //   message           a line of text, see Say
-//   note              an empty file whose name changes, see Rename
+//   note              an empty file whose name changes, see RenameNote
 //   snapshot/version  "generation N", a new inode for each N, see Publish
 // Each change returns what main.cc must tell the kernel; LiveFs itself sends nothing.
 #pragma once
@@ -34,7 +34,7 @@ class LiveFs : public Handler {
   // The message may shrink, which STORE cannot express: its pages and size must go.
   void Say(std::string_view text);
   // The old name, for its cached entry to go; InvalidArgument for a name that cannot be used.
-  absl::StatusOr<std::string> Rename(std::string_view new_name);
+  absl::StatusOr<std::string> RenameNote(std::string_view new_name);
   // Every name under snapshot/ now leads to new inodes.
   void Publish();
 

@@ -51,7 +51,7 @@ absl::Status RunCommand(std::string_view line, LiveFs& fs, Notifier* notifier) {
     fs.Say(argument);
     if (notifier) return IgnoreUncached(notifier->InvalInode(LiveFs::kMessage, 0, 0));
   } else if (command == "rename") {
-    absl::StatusOr<std::string> old_name = fs.Rename(argument);
+    absl::StatusOr<std::string> old_name = fs.RenameNote(argument);
     if (!old_name.ok()) return old_name.status();
     if (notifier) {
       absl::Status status = IgnoreUncached(notifier->InvalEntry(wire::kRootId, *old_name));

@@ -19,8 +19,12 @@ std::string HexAround(std::string_view data, size_t index, uint64_t base) {
   const size_t end = std::min(data.size(), index + kContext);
   std::string text = absl::StrFormat("@%d:", base + begin);
   for (size_t i = begin; i < end; ++i) {
-    absl::StrAppendFormat(&text, i == index ? " [%02x]" : " %02x",
-                          static_cast<unsigned char>(data[i]));
+    const auto byte = static_cast<unsigned char>(data[i]);
+    if (i == index) {
+      absl::StrAppendFormat(&text, " [%02x]", byte);
+    } else {
+      absl::StrAppendFormat(&text, " %02x", byte);
+    }
   }
   if (index >= data.size()) text += " [EOF]";
   return text;
