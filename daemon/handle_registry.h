@@ -20,6 +20,15 @@ namespace ringfuse::daemon {
 // One count for every registry, so that a directory's fh names no open file, nor the reverse.
 inline std::atomic<uint64_t> last_fh_given{0};  // 64 bits: never wraps
 
+// fh values given out from now on are above `last`: one a previous daemon gave out, or the last
+// of a dead daemon's range (a kept daemon after a crash).
+inline void GiveFhAbove(uint64_t last) {
+  uint64_t given = last_fh_given.load(std::memory_order_relaxed);
+  while (given < last &&
+         !last_fh_given.compare_exchange_weak(given, last, std::memory_order_relaxed)) {
+  }
+}
+
 template <typename Handle>
 class HandleRegistry {
  public:
@@ -55,9 +64,7 @@ class HandleRegistry {
   // false if `fh` is 0 or held already.
   bool Restore(uint64_t fh, std::unique_ptr<Handle> handle) {
     if (fh == 0) return false;
-    uint64_t last = last_fh_given.load(std::memory_order_relaxed);
-    while (last < fh && !last_fh_given.compare_exchange_weak(last, fh, std::memory_order_relaxed)) {
-    }
+    GiveFhAbove(fh);
     absl::MutexLock lock(&mutex_);
     return owned_.emplace(fh, std::move(handle)).second;
   }

@@ -155,6 +155,8 @@ class InodeTable {
   // reopened (the root's, and those only FORGET closes). Nodes a handle or a name reopens travel
   // without their fd, so the table hands over in bytes what it holds in fds.
   SavedTable Save() const;
+  // Node ids given out from now on are `first` and above (a kept daemon after a crash).
+  void GiveNodeIdsFrom(uint64_t first);
   // Replaces everything this table holds (it serves no request yet) with `saved`, taking the
   // fds it names out of `fds`. InvalidArgument, leaving the table as it was, for a record that
   // does not hold together: no root, a node id twice, a parent or fd that is not there, an fd

@@ -152,4 +152,9 @@ absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<internal::
   return absl::OkStatus();
 }
 
+void InodeTable::GiveNodeIdsFrom(uint64_t first) {
+  absl::MutexLock lock(&mutex_);
+  next_nodeid_ = std::max(next_nodeid_, first);
+}
+
 }  // namespace ringfuse::daemon

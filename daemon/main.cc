@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "daemon/control_commands.h"
 #include "daemon/control_socket.h"
@@ -26,6 +27,7 @@
 #include "daemon/restart.h"
 #include "daemon/revisions.h"
 #include "daemon/session_options.h"
+#include "daemon/test_hooks.h"
 #include "ringfuse/json_trace.h"
 #include "ringfuse/log.h"
 #include "ringfuse/notify.h"
@@ -45,6 +47,16 @@ absl::Status MakeAbsolute(std::string& path, std::string_view what) {
   path = resolved;
   ::free(resolved);
   return absl::OkStatus();
+}
+
+// `path` from the working directory, without looking at anything it names.
+std::string Lexically(const std::string& path) {
+  if (path.starts_with('/')) return path;
+  char* directory = ::getcwd(nullptr, 0);
+  if (directory == nullptr) return path;
+  std::string absolute = absl::StrCat(directory, "/", path);
+  ::free(directory);
+  return absolute;
 }
 
 // Services start with a soft fd limit of 1024 while the hard limit allows far more: the daemon
@@ -108,13 +120,13 @@ struct Running {
   std::unique_ptr<Session> session;
   std::unique_ptr<Publisher> publisher;
   std::unique_ptr<ControlServer> control;
-  Successor successor;      // what ringfuse-ctl restart starts
+  Program successor;        // what ringfuse-ctl restart starts
   pid_t successor_pid = 0;  // once handed over; written by the control thread
 };
 
 std::string AnswerFor(Running& running, std::string_view request, ControlServer& server) {
   const auto restart = [&](const std::string& binary) {
-    Successor successor = running.successor;
+    Program successor = running.successor;
     if (!binary.empty()) successor.binary = binary;
     const std::string revision = running.publisher ? running.publisher->current() : "";
     absl::StatusOr<RestartReport> report =
@@ -146,6 +158,15 @@ absl::Status StartControl(Running& running, Served& served, const std::string& r
   if (options.mode == Mode::kRevisions) {
     running.publisher = std::make_unique<Publisher>(
         std::move(*served.repo), revision, running.fs->inodes(), running.session->notifier());
+    if (options.keeper_fd >= 0) {
+      Session* session = running.session.get();
+      running.publisher->NoteEachSwitch([session](const std::string& current) {
+        if (absl::Status noted = session->UpdateKeptNote(current); !noted.ok()) {
+          LogLine(LogLevel::kWarning,
+                  absl::StrCat("a crash would bring back an older revision: ", noted.message()));
+        }
+      });
+    }
   }
   absl::StatusOr<std::unique_ptr<ControlServer>> control =
       OpenControl(running, std::move(inherited));
@@ -179,19 +200,33 @@ absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inheri
   return absl::OkStatus();
 }
 
-// For the restart tests alone, which kill a successor at each step of its takeover:
-// RINGFUSED_TEST_STOP_AT=STEP makes a successor stop itself (SIGSTOP) at STEP, "starting"
-// (before it tells its predecessor it is ready), "received" (the state arrived) or "restored"
-// (before it acknowledges). Unset, as everywhere else, it costs one getenv per restart.
-void StopHereIfTestAsks(std::string_view step) {
-  const char* stop_at = ::getenv("RINGFUSED_TEST_STOP_AT");
-  if (stop_at != nullptr && step == stop_at) ::raise(SIGSTOP);
+// A kept daemon started again after a crash: the revision last published (the keeper's note),
+// and node ids and fh values of its own.
+absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, PassthroughFs& fs,
+                                            Served& served, Inherited& inherited) {
+  StopLookupHang();
+  fs.ContinueAfterCrash(crash.incarnation);
+  if (served.repo && !crash.note.empty() && crash.note != inherited.revision) {
+    absl::StatusOr<internal::UniqueFd> root = served.repo->OpenRevision(crash.note);
+    if (!root.ok()) return root.status();
+    fs.inodes().ReplaceRoot(std::move(*root));
+    inherited.revision = crash.note;
+  }
+  return Recovered{};
 }
 
-// Mounts, or takes the mount over from the daemon at the other end of --takeover-fd.
+// Mounts, or takes the mount over from the daemon at the other end of --takeover-fd, or (kept by
+// the keeper at the other end of --keeper-fd) mounts or recovers it.
 absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& session_options,
                                                       const DaemonOptions& options,
-                                                      PassthroughFs& fs, Inherited& inherited) {
+                                                      PassthroughFs& fs, Served& served,
+                                                      Inherited& inherited) {
+  if (options.keeper_fd >= 0) {
+    return Session::StartKept(options.keeper_fd, session_options, fs,
+                              [&](const CrashRecovery& crash) {
+                                return RecoverAfterCrash(crash, fs, served, inherited);
+                              });
+  }
   if (options.takeover_fd < 0) return Session::Start(session_options, fs);
   const internal::UniqueFd socket(options.takeover_fd);
   StopHereIfTestAsks("starting");
@@ -219,6 +254,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
   if (options.mode == Mode::kRevisions) running.fs->inodes().TrackEntries();
   SessionOptions session_options = MakeSessionOptions(options);
   if (options.debug) session_options.observer = &running.tracer;
+  if (RequestObserver* hang = LookupHangIfTestAsks()) session_options.observer = hang;
   if (options.passthrough) session_options.backing_files = &running.fs->backing_files();
   if (trace_file.valid()) {
     running.trace = std::make_unique<JsonTraceWriter>(trace_file.release());
@@ -226,7 +262,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
   }
   Inherited inherited{served->revision, {}};
   absl::StatusOr<std::unique_ptr<Session>> session =
-      StartSession(session_options, options, *running.fs, inherited);
+      StartSession(session_options, options, *running.fs, *served, inherited);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
   if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(wire::NotifyCode::kPrune)) {
@@ -244,8 +280,11 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
 }
 
 // A restarted daemon appends to the trace its predecessor wrote, rather than starting it over.
+// So does a kept one, which may be the one started again after a crash.
 absl::StatusOr<int> OpenTraceFile(const DaemonOptions& options) {
-  if (options.takeover_fd < 0) return JsonTraceWriter::CreateFile(options.trace);
+  if (options.takeover_fd < 0 && options.keeper_fd < 0) {
+    return JsonTraceWriter::CreateFile(options.trace);
+  }
   const int fd = ::open(options.trace.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return internal::ErrnoStatus(errno, "trace file " + options.trace);
   return fd;
@@ -263,7 +302,7 @@ void SettleTakenOver(const DaemonOptions& options, const Session& session,
   }
 }
 
-int Run(const DaemonOptions& options, Successor successor, std::string_view program) {
+int Run(const DaemonOptions& options, Program successor, std::string_view program) {
   StopSignals signals;  // before any thread exists
   RaiseFdLimit();       // before the inode table sizes itself from it
   if (absl::Status identity = CheckCallerIdentity(options, program); !identity.ok()) {
@@ -310,6 +349,10 @@ int Run(const DaemonOptions& options, Successor successor, std::string_view prog
     detached->Ready();
   } else if (options.takeover_fd >= 0) {
     SettleTakenOver(options, *running.session, program);
+  } else if (running.session->incarnation() > 0) {
+    std::fprintf(stderr, "%s: recovered %s after a crash (incarnation %u); %s\n",
+                 std::string(program).c_str(), running.session->mountpoint().c_str(),
+                 running.session->incarnation(), running.session->transport_choice().c_str());
   } else {
     std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
                  running.session->transport_choice().c_str());
@@ -337,8 +380,8 @@ int Run(const DaemonOptions& options, Successor successor, std::string_view prog
 
 // What restart starts: the program at the path this one was started from (so that an upgrade
 // installed there is what runs next), with this command line, from this directory.
-Successor SuccessorOf(int argc, char** argv) {
-  Successor successor;
+Program SuccessorOf(int argc, char** argv) {
+  Program successor;
   if (char* self = ::realpath("/proc/self/exe", nullptr); self != nullptr) {
     successor.binary = self;
     ::free(self);
@@ -370,10 +413,19 @@ int main(int argc, char** argv) {
     std::fputs(Usage(program).c_str(), stdout);
     return 0;
   }
+  if (options->takeover_fd >= 0 && options->keeper_fd >= 0) {
+    std::fputs("ringfused: --takeover-fd and --keeper-fd exclude each other\n", stderr);
+    return 2;
+  }
   std::vector<std::pair<std::string*, const char*>> paths = {{&options->source, "source"}};
   // A successor gets the mountpoint with the connection; looking it up would wait on the mount,
-  // paused until this very process serves it.
-  if (options->takeover_fd < 0) paths.emplace_back(&options->mountpoint, "mountpoint");
+  // paused until this very process serves it. So would a kept daemon started after a crash,
+  // which learns that only from its keeper: mounting resolves the path itself.
+  if (options->keeper_fd >= 0) {
+    options->mountpoint = Lexically(options->mountpoint);
+  } else if (options->takeover_fd < 0) {
+    paths.emplace_back(&options->mountpoint, "mountpoint");
+  }
   for (auto [path, what] : paths) {
     if (absl::Status status = MakeAbsolute(*path, what); !status.ok()) {
       std::fprintf(stderr, "ringfused: %s\n", std::string(status.message()).c_str());

@@ -157,6 +157,7 @@ enum LongOption : int {
   kThreads,
   kTrace,
   kTakeoverFd,
+  kKeeperFd,
 };
 
 constexpr option kLongOptions[] = {
@@ -168,6 +169,7 @@ constexpr option kLongOptions[] = {
     {"threads", required_argument, nullptr, kThreads},
     {"trace", required_argument, nullptr, kTrace},
     {"takeover-fd", required_argument, nullptr, kTakeoverFd},
+    {"keeper-fd", required_argument, nullptr, kKeeperFd},
     {nullptr, 0, nullptr, 0},
 };
 
@@ -184,6 +186,13 @@ std::string_view LongName(int code) {
   return "";
 }
 
+absl::Status ParseFd(std::string_view option, std::string_view value, int& fd) {
+  if (!absl::SimpleAtoi(absl::string_view(value.data(), value.size()), &fd) || fd < 0) {
+    return Bad(absl::StrFormat("%s needs a file descriptor number, not \"%s\"", option, value));
+  }
+  return absl::OkStatus();
+}
+
 // What getopt_long returned as `code` for one option, with `value` its argument if it takes one.
 absl::Status ApplyOption(int code, std::string_view value, DaemonOptions& options) {
   switch (code) {
@@ -197,13 +206,10 @@ absl::Status ApplyOption(int code, std::string_view value, DaemonOptions& option
       if (value.empty()) return Bad("--trace needs a file name");
       options.trace = std::string(value);
       return absl::OkStatus();
-    case kTakeoverFd:
-      if (!absl::SimpleAtoi(absl::string_view(value.data(), value.size()), &options.takeover_fd) ||
-          options.takeover_fd < 0) {
-        return Bad(
-            absl::StrFormat("--takeover-fd needs a file descriptor number, not \"%s\"", value));
-      }
-      return absl::OkStatus();
+    case kTakeoverFd: return ParseFd("--takeover-fd", value, options.takeover_fd);
+    case kKeeperFd:
+      options.foreground = true;  // the keeper waits for this very process
+      return ParseFd("--keeper-fd", value, options.keeper_fd);
     case kTransport: {
       absl::StatusOr<TransportKind> kind = ParseTransportKind(value);
       if (!kind.ok()) return kind.status();
@@ -363,6 +369,9 @@ std::string Usage(std::string_view program) {
       "                         (read them with ringfuse-trace)\n"
       "  --takeover-fd=N        serve the mount handed over on unix socket N instead of\n"
       "                         mounting (used by ringfuse-ctl restart; not for other use)\n"
+      "  --keeper-fd=N          a kept daemon, whose keeper on unix socket N holds the mount\n"
+      "                         across a crash and starts it again (used by ringfuse-ctl\n"
+      "                         supervise; implies -f)\n"
       "  -h, --help             this text\n",
       program);
 }

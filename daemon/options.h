@@ -67,6 +67,9 @@ struct DaemonOptions {
   // --takeover-fd=N: started by `ringfuse-ctl restart`, serve the mount the daemon at the other
   // end of unix socket N hands over instead of mounting; -1: mount.
   int takeover_fd = -1;
+  // --keeper-fd=N: started by `ringfuse-ctl supervise`, whose keeper at the other end of unix
+  // socket N holds the connection across a crash (ringfuse/keeper.h); -1: not kept.
+  int keeper_fd = -1;
 };
 
 // How restart passes the socket, so that it can leave it out of its successor's own restart.

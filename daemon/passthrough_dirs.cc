@@ -92,7 +92,7 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
 
 void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
                                EmptyReply reply) {
-  if (open_dirs_.Take(args.fh()) == nullptr) return reply.Error(EBADF);
+  if (open_dirs_.Take(args.fh()) == nullptr) return FinishUnknown(args.fh(), reply);
   reply.Ok();
 }
 

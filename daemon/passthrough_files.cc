@@ -270,7 +270,7 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
 // A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
 void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyReply reply) {
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
-  if (file == nullptr) return reply.Error(EBADF);
+  if (file == nullptr) return FinishUnknown(args.fh(), reply);
   owner_locks_.Drop(*file, args.lock_owner());
   reply.Ok();
 }
@@ -284,7 +284,7 @@ void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyRep
 
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
   const std::shared_ptr<FileHandle> handle = open_files_.Take(args.fh());
-  if (handle == nullptr) return reply.Error(EBADF);
+  if (handle == nullptr) return FinishUnknown(args.fh(), reply);
   owner_locks_.Released(args.fh());
   if (handle->passthrough()) backing_ids_.Release(handle->dev(), handle->ino());
   reply.Ok();

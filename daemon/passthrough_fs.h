@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -136,6 +137,11 @@ class PassthroughFs : public Handler {
   // fd not carried), after which the filesystem is to be thrown away.
   SavedFs Save();
   absl::Status Restore(const SavedFs& saved, std::vector<internal::UniqueFd>& fds);
+  // A kept daemon started again after a crash (ringfuse/keeper.h), before the first request.
+  // The kernel still holds the node ids and fh values the dead daemon gave out, so this one
+  // gives out its own from incarnation << 48 on. A node id from before answers ESTALE; an fh
+  // from before, EBADF, except that FLUSH and RELEASE of one succeed: its file is closed already.
+  void ContinueAfterCrash(uint32_t incarnation);
 
   const InodeTable& inodes() const { return inodes_; }
   // Open files and directories the kernel has not released (yet).
@@ -212,6 +218,15 @@ class PassthroughFs : public Handler {
   // Before the lock machinery, which may still use a handle while it winds down.
   HandleRegistry<FileHandle> open_files_;
   HandleRegistry<DirHandle> open_dirs_;
+  // Each incarnation's node ids and fh values have 2^48 to themselves.
+  static constexpr int kIncarnationShift = 48;
+  uint64_t first_own_fh_ = 1;  // an fh below it was a dead daemon's (ContinueAfterCrash)
+  // The close of an fh found nowhere: EBADF for one of this daemon's own, success for a dead
+  // daemon's, whose file is closed already.
+  void FinishUnknown(uint64_t fh, EmptyReply& reply) const {
+    if (fh < first_own_fh_) return reply.Ok();
+    reply.Error(EBADF);
+  }
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
   BackingFiles backing_files_;  // before the ids it registers

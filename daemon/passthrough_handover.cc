@@ -75,4 +75,11 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<internal::
   return backing_ids_.Restore(backing_files_, saved.backing_ids);
 }
 
+void PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
+  const uint64_t first = uint64_t{incarnation} << kIncarnationShift;
+  inodes_.GiveNodeIdsFrom(first);
+  GiveFhAbove(first);
+  first_own_fh_ = first + 1;
+}
+
 }  // namespace ringfuse::daemon

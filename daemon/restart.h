@@ -12,30 +12,24 @@
 #include "absl/status/statusor.h"
 #include "daemon/control_socket.h"
 #include "daemon/passthrough_fs.h"
+#include "daemon/spawn.h"
 #include "ringfuse/handover.h"
 #include "ringfuse/session.h"
 
 namespace ringfuse::daemon {
-
-// What the successor is started as.
-struct Successor {
-  std::string binary;             // absolute path of the program
-  std::vector<std::string> argv;  // argv[0] and the daemon's arguments, without --takeover-fd
-  std::string directory;          // where the daemon was started: argv's relative paths are
-                                  // from there
-};
 
 struct RestartReport {
   pid_t pid = 0;  // the successor's, serving now
   HandoverReport handover;
 };
 
-// Starts `successor` with --takeover-fd=N appended, in a session of its own with no signal
-// blocked or ignored, and hands `session` over to it: the state of `fs` (SaveHandoverState, with
+// Starts `successor` (the binary by absolute path, argv without --takeover-fd, the directory
+// the daemon was started in, from which argv's relative paths are) with --takeover-fd=N
+// appended, in a session of its own, and hands `session` over to it: the state of `fs` (SaveHandoverState, with
 // `revision` the revision served, "" in passthrough mode) and `control`'s listener as the last
 // payload fd. On success `control` is handed off (HandOff; so call this from its answer) and the
 // successor serves both; on failure the successor is killed and reaped, and `session` serves on.
-absl::StatusOr<RestartReport> RestartDaemon(const Successor& successor, Session& session,
+absl::StatusOr<RestartReport> RestartDaemon(const Program& successor, Session& session,
                                             PassthroughFs& fs, const std::string& revision,
                                             ControlServer& control);
 

@@ -90,6 +90,7 @@ absl::StatusOr<PublishReport> Publisher::Publish(std::string_view revision,
   const internal::Stopwatch stopwatch;
   const KernelCache cache = table_.ReplaceRoot(std::move(*root));
   current_ = std::string(revision);
+  if (note_) note_(current_);
   report.switch_time = stopwatch.elapsed();
   absl::StatusOr<InvalidationReport> invalidation = Invalidate(notifier_, cache, method);
   if (!invalidation.ok()) {
@@ -100,6 +101,12 @@ absl::StatusOr<PublishReport> Publisher::Publish(std::string_view revision,
   }
   report.invalidation = *invalidation;
   return report;
+}
+
+void Publisher::NoteEachSwitch(std::function<void(const std::string&)> note) {
+  absl::MutexLock lock(&mutex_);
+  note_ = std::move(note);
+  note_(current_);
 }
 
 std::string Publisher::current() const {

@@ -8,6 +8,7 @@
 // that runs in between cache the old revision again, with nothing left to invalidate it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -54,6 +55,9 @@ class Publisher {
   // Returns once the switch and the invalidation are complete. One publish at a time.
   absl::StatusOr<PublishReport> Publish(std::string_view revision, InvalidationMethod method);
   std::string current() const;
+  // `note(revision)` whenever the served revision changes, and once now: a kept daemon tells its
+  // keeper, so that the daemon started after a crash serves the same one.
+  void NoteEachSwitch(std::function<void(const std::string&)> note);
 
  private:
   const RevisionRepo repo_;
@@ -61,6 +65,7 @@ class Publisher {
   Notifier& notifier_;
   mutable absl::Mutex mutex_;
   std::string current_ ABSL_GUARDED_BY(mutex_);
+  std::function<void(const std::string&)> note_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace ringfuse::daemon

@@ -3,16 +3,19 @@
 //   ringfuse-ctl publish MOUNTPOINT REV [--invalidate=epoch|entries|entries-batched|none]
 //   ringfuse-ctl status MOUNTPOINT
 //   ringfuse-ctl restart MOUNTPOINT [--binary=PATH]
+//   ringfuse-ctl supervise [--max-restarts=N] -- PROGRAM [ARGS...]
 //
 // publish returns once the daemon serves REV and the kernel has taken the invalidation, and
 // prints how long that took and how much of the kernel's cache it concerned. restart returns once
 // a new ringfused serves the mount in place of the old one, which exits (daemon/restart.h).
+// supervise runs PROGRAM (ringfused) kept, and starts it again after a crash (tools/supervise.h).
 #include <stdlib.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "daemon/control_commands.h"
 #include "daemon/control_socket.h"
+#include "tools/supervise.h"
 
 namespace {
 
@@ -39,6 +43,8 @@ ABSL_FLAG(std::string, invalidate, "epoch",
           "none");
 ABSL_FLAG(std::string, binary, "",
           "restart: the program to start in the daemon's place (default: the daemon's own)");
+ABSL_FLAG(int, max_restarts, 10,
+          "supervise: restarts after a crash before the keeper gives up and the mount ends");
 
 namespace {
 
@@ -47,6 +53,7 @@ constexpr const char* kUsage =
     "[--invalidate=epoch|entries|entries-batched|none]\n"
     "       ringfuse-ctl status MOUNTPOINT\n"
     "       ringfuse-ctl restart MOUNTPOINT [--binary=PATH]\n"
+    "       ringfuse-ctl supervise [--max-restarts=N] -- PROGRAM [ARGS...]\n"
     "\n"
     "publish: serve revision REV of the repository mounted at MOUNTPOINT, then invalidate\n"
     "what the kernel cached: epoch (default; one INC_EPOCH message), entries (one\n"
@@ -55,7 +62,11 @@ constexpr const char* kUsage =
     "restart: start a new ringfused (the program the daemon was started from, or PATH) with\n"
     "the same command line and hand it the live mount; the old daemon exits, nothing is\n"
     "unmounted, and clients only wait for the handover. If the new one fails to take over, the\n"
-    "old one serves on.\n";
+    "old one serves on.\n"
+    "supervise: run PROGRAM (ringfused and its arguments, which get --keeper-fd=N) and keep\n"
+    "its mount across a crash: when it dies (kill -9, a crash), start it again on the same\n"
+    "connection; clients only wait. Files open across a crash fail with EBADF, locks are lost\n"
+    "(docs/crash-recovery.md). Ends when PROGRAM exits 0, or after N restarts (default 10).\n";
 
 int Usage() {
   std::fputs(kUsage, stderr);
@@ -154,13 +165,27 @@ int Restart(const std::string& mountpoint) {
   return 0;
 }
 
+int Supervise(std::span<const std::string_view> command) {
+  const int max_restarts = absl::GetFlag(FLAGS_max_restarts);
+  if (max_restarts < 0) {
+    std::fprintf(stderr, "ringfuse-ctl: --max-restarts must be 0 or more, not %d\n", max_restarts);
+    return 2;
+  }
+  ringfuse::tools::SuperviseOptions options;
+  options.max_restarts = max_restarts;
+  options.daemon.binary = std::string(command[0]);
+  for (std::string_view arg : command) options.daemon.argv.emplace_back(arg);
+  return ringfuse::tools::Supervise(options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   if (!OnlyKnownFlags(argc, argv)) return Usage();
   const std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
-  const std::vector<std::string_view> args(parsed.begin() + 1, parsed.end());
+  const std::vector<std::string_view> arg_list(parsed.begin() + 1, parsed.end());
+  const std::span<const std::string_view> args(arg_list);
   if (args.size() == 2 && args[0] == "status") {
     absl::StatusOr<ControlFields> fields = Ask(std::string(args[1]), "status");
     if (!fields.ok()) return Fail(fields.status());
@@ -168,6 +193,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (args.size() == 2 && args[0] == "restart") return Restart(std::string(args[1]));
+  if (args.size() >= 2 && args[0] == "supervise") return Supervise(args.subspan(1));
   if (args.size() == 3 && args[0] == "publish") {
     absl::StatusOr<ControlFields> fields =
         Ask(std::string(args[1]),

@@ -91,6 +91,18 @@ internal::SessionImpl::SessionImpl(int dev_fd, Handler& handler, const InitWishe
 
 absl::StatusOr<std::unique_ptr<internal::SessionImpl>> internal::SessionImpl::Start(
     const SessionOptions& options, Handler& handler) {
+  absl::StatusOr<std::unique_ptr<internal::SessionImpl>> agreed = MountAndInit(options, handler);
+  if (!agreed.ok()) return agreed.status();
+  std::unique_ptr<internal::SessionImpl> session = std::move(*agreed);
+  if (absl::Status status = session->StartTransport(options); !status.ok()) {
+    session->Stop();
+    return status;
+  }
+  return session;
+}
+
+absl::StatusOr<std::unique_ptr<internal::SessionImpl>> internal::SessionImpl::MountAndInit(
+    const SessionOptions& options, Handler& handler) {
   absl::StatusOr<std::unique_ptr<internal::SessionImpl>> mounted =
       MountWithSession(options, handler);
   if (!mounted.ok()) return mounted.status();
@@ -99,10 +111,6 @@ absl::StatusOr<std::unique_ptr<internal::SessionImpl>> internal::SessionImpl::St
                                                     : session->ServeInit(options);
       !status.ok()) {
     return WithUringHint(status, options.transport);
-  }
-  if (absl::Status status = session->StartTransport(options); !status.ok()) {
-    session->Stop();
-    return status;
   }
   return session;
 }
@@ -295,5 +303,17 @@ const std::string& Session::mountpoint() const { return impl_->mount().mountpoin
 uint32_t Session::connection_id() const { return impl_->mount().connection_id(); }
 int Session::dev_fd() const { return impl_->dev_fd(); }
 Notifier& Session::notifier() { return impl_->notifier(); }
+absl::Status Session::UpdateKeptNote(std::string_view note) { return impl_->UpdateKeptNote(note); }
+uint32_t Session::incarnation() const { return impl_->incarnation(); }
+
+absl::StatusOr<std::unique_ptr<Session>> Session::StartKept(int keeper_socket,
+                                                            const SessionOptions& options,
+                                                            Handler& handler,
+                                                            const RecoverAfterCrash& recover) {
+  absl::StatusOr<std::unique_ptr<internal::SessionImpl>> impl = internal::SessionImpl::StartKept(
+      internal::UniqueFd(keeper_socket), options, handler, recover);
+  if (!impl.ok()) return impl.status();
+  return std::unique_ptr<Session>(new Session(std::move(*impl)));
+}
 
 }  // namespace ringfuse

@@ -18,6 +18,12 @@ absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHa
         "waits on a socket that does not travel yet",
         mount_->mountpoint()));
   }
+  if (keeper_.valid()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s cannot be handed over: it is a kept session, whose keeper holds the connection; "
+        "restart it by ending the process, and the keeper starts the next",
+        mount_->mountpoint()));
+  }
   std::shared_ptr<Transport> serving;
   {
     std::lock_guard lock(serving_mutex_);

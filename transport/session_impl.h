@@ -7,12 +7,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 
 #include "protocol/dispatcher.h"
 #include "ringfuse/handover.h"
 #include "ringfuse/session.h"
 #include "transport/backing_connection.h"
 #include "transport/dev_fuse_channel.h"
+#include "transport/fd.h"
 #include "transport/handover_record.h"
 #include "transport/log.h"
 #include "transport/mount.h"
@@ -32,6 +34,11 @@ class SessionImpl {
                                                                const SessionOptions& options,
                                                                Handler& handler,
                                                                const RestoreFromHandover& restore);
+  // Serves a kept connection: mounts and deposits it, or recovers it (session_keeper.cc).
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKept(UniqueFd keeper,
+                                                                const SessionOptions& options,
+                                                                Handler& handler,
+                                                                const RecoverAfterCrash& recover);
   // Stops (if still running) and joins.
   ~SessionImpl();
 
@@ -57,11 +64,16 @@ class SessionImpl {
   int dev_fd() const { return mount_->dev_fd(); }
   // Sends notifications on this connection; see notifier.h for which way to use where.
   Notifier& notifier() { return *notifier_; }
+  absl::Status UpdateKeptNote(std::string_view note);
+  uint32_t incarnation() const { return incarnation_; }
 
  private:
   // The mount comes once mounted: with sync_init, INIT is answered before.
   SessionImpl(int dev_fd, Handler& handler, const InitWishes& wishes);
 
+  // Mounts and answers INIT: all but the transport.
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> MountAndInit(const SessionOptions& options,
+                                                                   Handler& handler);
   // Mounts, creating the session once the /dev/fuse fd exists; with sync_init, answers INIT on a
   // thread while mount() waits for it.
   static absl::StatusOr<std::unique_ptr<SessionImpl>> MountWithSession(
@@ -77,6 +89,12 @@ class SessionImpl {
   // `fds[0]` is already the mount's; the rest are the application's.
   absl::Status ServeTakenOver(HandoverRecord& record, std::vector<UniqueFd> fds,
                               const SessionOptions& options, const RestoreFromHandover& restore);
+  // A recovered connection's half after the keeper sent it: recover, stale names, RESEND,
+  // transport.
+  absl::Status ServeRecovered(HandoverRecord& record, const CrashRecovery& crash,
+                              const SessionOptions& options, const RecoverAfterCrash& recover);
+  // Gives the keeper a copy of the connection, once INIT is agreed.
+  absl::Status DepositWithKeeper();
   // Pauses, saves, sends and waits for the other process to serve.
   absl::Status SendConnection(int socket, const SaveForHandover& save,
                               const HandoverOptions& options, HandoverReport& report);
@@ -101,6 +119,9 @@ class SessionImpl {
   std::atomic<bool> aborted_{false};
   std::once_flag stop_once_;
   std::once_flag join_once_;
+  UniqueFd keeper_;  // a kept session's socket to its keeper
+  std::mutex keeper_mutex_;
+  uint32_t incarnation_ = 0;
 };
 
 }  // namespace ringfuse::internal

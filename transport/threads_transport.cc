@@ -26,6 +26,10 @@ ThreadsTransport::~ThreadsTransport() {
 absl::Status ThreadsTransport::Start() {
   fds_.push_back(context_.session_fd);
   for (size_t i = 1; i < worker_count_; ++i) {
+    if (!context_.options.clone_fds) {
+      fds_.push_back(context_.session_fd);
+      continue;
+    }
     absl::StatusOr<UniqueFd> clone = CloneDevFuse(context_.session_fd);
     if (!clone.ok()) return clone.status();
     fds_.push_back(clone->get());

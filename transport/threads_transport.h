@@ -36,6 +36,7 @@ class ThreadsTransport : public Transport {
   size_t worker_count_;
   size_t buffer_size_;
   std::vector<int> fds_;          // worker i reads fds_[i]; fds_[0] is the session fd
+                                  // (and all of them are, without clone_fds)
   std::vector<UniqueFd> clones_;  // owns fds_[1..]
   std::vector<std::unique_ptr<DevFuseReplyChannel>> channels_;  // one per worker
   InflightTable inflight_;

@@ -268,12 +268,12 @@ absl::Status UringTransport::Start() {
   InstallPauseSignal();
   for (size_t i = 0; i < worker_count_; ++i) {
     UniqueFd clone;
-    if (i > 0) {
+    if (i > 0 && context_.options.clone_fds) {
       absl::StatusOr<UniqueFd> cloned = CloneDevFuse(context_.session_fd);
       if (!cloned.ok()) return cloned.status();
       clone = std::move(*cloned);
     }
-    const int fd = i == 0 ? context_.session_fd : clone.get();
+    const int fd = clone.valid() ? clone.get() : context_.session_fd;
     absl::Status added = workers_.Add(std::make_unique<UringWorker>(
         shared, pause_, i, fd, std::move(clone), depth_, buffer_size_));
     if (!added.ok()) return added;

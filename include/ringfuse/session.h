@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -15,6 +16,7 @@
 #include "ringfuse/handler.h"
 #include "ringfuse/handover.h"
 #include "ringfuse/init.h"
+#include "ringfuse/keeper.h"
 #include "ringfuse/mount_options.h"
 #include "ringfuse/notifier.h"
 #include "ringfuse/observer.h"
@@ -63,6 +65,18 @@ class Session {
                                                            const SessionOptions& options,
                                                            Handler& handler,
                                                            const RestoreFromHandover& restore);
+  /// Serves a kept connection, one that outlives a crash of this process (see keeper.h). Asks
+  /// the keeper at the other end of `keeper_socket` (the session owns it from then on) whether
+  /// it holds a connection. If not, mounts as Start does and deposits the connection with the
+  /// keeper once INIT is agreed. If so, recovers it instead of mounting: `recover` runs, the
+  /// kernel's cached names are marked stale unless it says they stay valid, what the dead
+  /// process had read is resent, and the transport starts. options.transport must not be
+  /// kUringCmd, kAuto means kUring, and every worker reads the connection's own fd
+  /// (TransportOptions::clone_fds is taken as false).
+  static absl::StatusOr<std::unique_ptr<Session>> StartKept(int keeper_socket,
+                                                            const SessionOptions& options,
+                                                            Handler& handler,
+                                                            const RecoverAfterCrash& recover);
   /// Stops (if still running) and joins.
   ~Session();
 
@@ -70,8 +84,9 @@ class Session {
   /// handover.h). On success the session is over: Wait() returns, Stop() and the destructor
   /// leave the mount in place; destroy the session soon, since until then it keeps the
   /// connection's /dev/fuse file open. On failure the session serves on. Any thread but a
-  /// handler's; one handover at a time. Only the threads transport hands over so far, and not a
-  /// fusermount3 mount with auto_unmount (its helper's socket does not travel yet).
+  /// handler's; one handover at a time. The threads and uring transports hand over, uring-cmd
+  /// does not; nor does a fusermount3 mount with auto_unmount (its helper's socket does not
+  /// travel yet), nor a kept session (StartKept: its keeper would hold the connection twice).
   absl::StatusOr<HandoverReport> HandOver(int socket, const SaveForHandover& save,
                                           const HandoverOptions& options = {});
   Session(const Session&) = delete;
@@ -101,6 +116,12 @@ class Session {
   int dev_fd() const;
   /// Sends notifications on this connection; see notifier.h for which way to use where.
   Notifier& notifier();
+  /// A kept session's: replaces what the keeper tells the next process after a crash
+  /// (CrashRecovery::note), at most 64 KiB. FailedPrecondition for a session that is not kept.
+  /// Any thread.
+  absl::Status UpdateKeptNote(std::string_view note);
+  /// A kept session's CrashRecovery::incarnation: 0 in the process that mounted.
+  uint32_t incarnation() const;
 
  private:
   explicit Session(std::unique_ptr<internal::SessionImpl> impl);

@@ -15,7 +15,7 @@ namespace ringfuse {
 /// The transports a session can run (docs/transports.md compares them).
 enum class TransportKind {
   kAuto,      ///< uring-cmd when the kernel offers FUSE-over-io_uring at INIT, else uring
-  kThreads,   ///< blocking read/writev, one thread per cloned /dev/fuse fd
+  kThreads,   ///< blocking read/writev, one thread per (cloned) /dev/fuse fd
   kUring,     ///< io_uring READ and WRITEV on /dev/fuse, one ring per worker
   kUringCmd,  ///< the kernel's FUSE-over-io_uring (uring_cmd), one queue per possible CPU
 };
@@ -31,6 +31,11 @@ struct TransportOptions {
   /// uring: reads in flight per ring (default 1: more go through io-wq, see uring_transport.cc);
   /// uring-cmd: entries per queue (default 8). 0 means the transport's default.
   int queue_depth = 0;
+  /// threads/uring: each worker but the first reads a clone of the connection's fd
+  /// (FUSE_DEV_IOC_CLONE), with a queue of its own for the requests it has read. False: every
+  /// worker reads the connection's fd itself. A kept session (keeper.h) needs that, since the
+  /// requests a clone had read die with the process that held it.
+  bool clone_fds = true;
 };
 
 }  // namespace ringfuse

@@ -27,17 +27,14 @@
 #include "tests/daemon/kernel_passthrough.h"
 #include "tests/daemon/passthrough_fixture.h"
 #include "tests/daemon/test_files.h"
+#include "tests/open_fds.h"
 
 namespace ringfuse::daemon {
 namespace {
 
 using ringfuse::testing::ReadFile;
+using ringfuse::testing::OpenFdCount;
 using ringfuse::testing::WriteFile;
-
-size_t OpenFdCount() {
-  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
-                                           std::filesystem::directory_iterator()));
-}
 
 // Names are cached for a minute and attributes not at all: every stat after a handover asks the
 // successor about a node id the old daemon gave.

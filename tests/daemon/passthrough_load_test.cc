@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "tests/daemon/passthrough_fixture.h"
 #include "tests/daemon/test_files.h"
+#include "tests/open_fds.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -164,11 +165,6 @@ TEST_P(PassthroughLoad, SixtyFourClientsMixingOperationsLoseNothing) {
   EXPECT_GT(files, size_t{kClients}) << "the clients did almost nothing";
 }
 
-size_t OpenFdsOfThisProcess() {
-  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
-                                           std::filesystem::directory_iterator()));
-}
-
 // After 10,000 files were opened and closed through the mount and the kernel forgot them, the
 // daemon holds no more nodes and fds than before: nothing leaks per file.
 TEST_P(PassthroughLoad, ForgottenFilesLeaveNoNodesOrFdsBehind) {
@@ -177,7 +173,7 @@ TEST_P(PassthroughLoad, ForgottenFilesLeaveNoNodesOrFdsBehind) {
     ASSERT_EQ(::close(::open(Source(std::to_string(i)).c_str(), O_CREAT | O_WRONLY, 0644)), 0);
   }
   const size_t nodes_before = fs_->inodes().size();
-  const size_t fds_before = OpenFdsOfThisProcess();
+  const size_t fds_before = ringfuse::testing::OpenFdCount();
   for (int i = 0; i < kFiles; ++i) {
     const int fd = ::open(Mounted(std::to_string(i)).c_str(), O_RDWR | O_CLOEXEC);
     ASSERT_GE(fd, 0) << i << ": " << std::strerror(errno);
@@ -194,7 +190,7 @@ TEST_P(PassthroughLoad, ForgottenFilesLeaveNoNodesOrFdsBehind) {
   }
   EXPECT_EQ(fs_->inodes().size(), nodes_before);
   EXPECT_EQ(fs_->open_handles(), 0u);
-  EXPECT_LE(OpenFdsOfThisProcess(), fds_before);
+  EXPECT_LE(ringfuse::testing::OpenFdCount(), fds_before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, PassthroughLoad, ringfuse::testing::kEveryTransport,

@@ -285,7 +285,7 @@ int StatAllAndOpenSome(const std::string& directory, int files, pid_t daemon, si
     if (::fstatat(dir.get(), std::to_string(i).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       ++failures;
     }
-    if (i % 1000 == 0) most_fds = std::max(most_fds, FdCountOf(daemon));
+    if (i % 1000 == 0) most_fds = std::max(most_fds, ringfuse::testing::OpenFdCount(daemon));
   }
   for (int i = 0; i < kOpens; ++i) {
     const internal::UniqueFd file(
@@ -293,7 +293,7 @@ int StatAllAndOpenSome(const std::string& directory, int files, pid_t daemon, si
     char byte;
     if (!file.valid() || ::read(file.get(), &byte, 1) != 0) ++failures;
   }
-  most_fds = std::max(most_fds, FdCountOf(daemon));
+  most_fds = std::max(most_fds, ringfuse::testing::OpenFdCount(daemon));
   return failures;
 }
 

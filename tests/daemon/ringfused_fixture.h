@@ -26,6 +26,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
+#include "tests/open_fds.h"
 #include "tests/daemon/test_users.h"
 
 extern char** environ;
@@ -220,12 +221,5 @@ class RingfusedBinary : public ::testing::Test {
   std::string repo_, mountpoint_;
   pid_t daemon_pid_ = -1;
 };
-
-inline size_t FdCountOf(pid_t pid) {
-  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-  std::error_code error;
-  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir, error),
-                                           std::filesystem::directory_iterator()));
-}
 
 }  // namespace ringfuse::daemon

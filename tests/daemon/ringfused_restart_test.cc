@@ -337,7 +337,7 @@ TEST_F(RingfusedRestart, TwentyRestartsUnderLoadFailNoCallAndLoseNoByte) {
   constexpr int kClients = 4;
   MixedLoad load(mountpoint_, kClients);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const size_t first_fds = FdCountOf(pid);
+  const size_t first_fds = ringfuse::testing::OpenFdCount(pid);
   size_t most_fds = first_fds;
   for (int restart = 1; restart <= 20; ++restart) {
     const pid_t next = Restart();
@@ -345,7 +345,7 @@ TEST_F(RingfusedRestart, TwentyRestartsUnderLoadFailNoCallAndLoseNoByte) {
     ASSERT_TRUE(WaitUntilGone(pid, std::chrono::seconds(10))) << "restart " << restart;
     pid = next;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    most_fds = std::max(most_fds, FdCountOf(pid));
+    most_fds = std::max(most_fds, ringfuse::testing::OpenFdCount(pid));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   load.Finish();

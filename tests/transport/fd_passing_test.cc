@@ -13,9 +13,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/open_fds.h"
 
 namespace ringfuse::internal {
 namespace {
+
+using ringfuse::testing::OpenFdCount;
 
 struct SocketPair {
   UniqueFd ours, theirs;
@@ -25,14 +28,6 @@ SocketPair MakeSocketPair(int type) {
   int fds[2];
   EXPECT_EQ(::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds), 0) << std::strerror(errno);
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-size_t OpenFdCount() {
-  size_t count = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    ++count;
-  }
-  return count;
 }
 
 struct Pipe {

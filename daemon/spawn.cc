@@ -1,0 +1,98 @@
+#include "daemon/spawn.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "transport/errno_status.h"
+#include "transport/fd.h"
+
+extern char** environ;
+
+namespace ringfuse::daemon {
+namespace {
+
+class SpawnAttributes {
+ public:
+  explicit SpawnAttributes(bool new_session) {
+    posix_spawnattr_init(&attributes_);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes_, &none);
+    posix_spawnattr_setsigdefault(&attributes_, &all);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (new_session) flags |= POSIX_SPAWN_SETSID;
+    posix_spawnattr_setflags(&attributes_, flags);
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
+  SpawnAttributes(const SpawnAttributes&) = delete;
+  SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+
+  const posix_spawnattr_t* get() const { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_;
+};
+
+class InDirectory {
+ public:
+  explicit InDirectory(const std::string& directory) {
+    posix_spawn_file_actions_init(&actions_);
+    if (!directory.empty()) posix_spawn_file_actions_addchdir_np(&actions_, directory.c_str());
+  }
+  ~InDirectory() { posix_spawn_file_actions_destroy(&actions_); }
+  InDirectory(const InDirectory&) = delete;
+  InDirectory& operator=(const InDirectory&) = delete;
+
+  const posix_spawn_file_actions_t* get() const { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+};
+
+}  // namespace
+
+// posix_spawn rather than fork: this process has threads, and between fork and exec only
+// async-signal-safe code may run.
+absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view fd_option,
+                                      int socket, bool new_session) {
+  // Open only for the spawn: the copy the child inherits.
+  const internal::UniqueFd inheritable(::fcntl(socket, F_DUPFD, 3));
+  if (!inheritable.valid()) return internal::ErrnoStatus(errno, "duplicating the socket");
+  std::vector<std::string> args = program.argv;
+  args.push_back(std::string(fd_option) + std::to_string(inheritable.get()));
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const SpawnAttributes attributes(new_session);
+  const InDirectory actions(program.directory);
+  pid_t pid = -1;
+  const int error = ::posix_spawnp(&pid, program.binary.c_str(), actions.get(), attributes.get(),
+                                   argv.data(), environ);
+  if (error != 0) {
+    return internal::ErrnoStatus(
+        error, program.directory.empty()
+                   ? absl::StrFormat("starting %s", program.binary)
+                   : absl::StrFormat("starting %s in %s", program.binary, program.directory));
+  }
+  return pid;
+}
+
+std::string DescribeExit(int wait_status) {
+  if (WIFEXITED(wait_status)) {
+    return absl::StrFormat("exited with status %d", WEXITSTATUS(wait_status));
+  }
+  if (WIFSIGNALED(wait_status)) {
+    return absl::StrCat("died of ", ::strsignal(WTERMSIG(wait_status)));
+  }
+  return "ended";
+}
+
+}  // namespace ringfuse::daemon

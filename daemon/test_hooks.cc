@@ -1,0 +1,56 @@
+#include "daemon/test_hooks.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace ringfuse::daemon {
+namespace {
+
+class LookupHang final : public RequestObserver {
+ public:
+  explicit LookupHang(std::string name) : name_(std::move(name)) {}
+
+  void OnRequest(const Request& request) override {
+    const auto* lookup = std::get_if<op::Lookup>(&request.args);
+    if (lookup == nullptr || lookup->name != name_) return;
+    while (armed_.load()) ::pause();  // until the daemon is killed
+  }
+  void OnMalformed(const ParseError&) override {}
+  void OnReply(const ReplyTarget&, int32_t, std::span<const ConstBytes>) override {}
+  void Disarm() { armed_ = false; }
+
+ private:
+  const std::string name_;
+  std::atomic<bool> armed_{true};
+};
+
+LookupHang* MakeLookupHang() {
+  const char* name = ::getenv("RINGFUSED_TEST_HANG_ON_LOOKUP");
+  return name == nullptr ? nullptr : new LookupHang(name);  // lives as long as the process
+}
+
+LookupHang* TheLookupHang() {
+  static LookupHang* const hang = MakeLookupHang();
+  return hang;
+}
+
+}  // namespace
+
+void StopHereIfTestAsks(std::string_view step) {
+  const char* stop_at = ::getenv("RINGFUSED_TEST_STOP_AT");
+  if (stop_at != nullptr && step == stop_at) ::raise(SIGSTOP);
+}
+
+RequestObserver* LookupHangIfTestAsks() { return TheLookupHang(); }
+
+void StopLookupHang() {
+  if (LookupHang* hang = TheLookupHang()) hang->Disarm();
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,25 @@
+// Hooks for the tests of ringfused as a binary alone, which need it to stop or die at a chosen
+// point; each is set by an environment variable nobody else sets, read once.
+//
+// - RINGFUSED_TEST_STOP_AT=STEP: a successor (ringfuse-ctl restart) stops itself (SIGSTOP) at
+//   STEP of its takeover, "starting" (before it tells its predecessor it is ready), "received"
+//   (the state arrived) or "restored" (before it acknowledges), for a test to kill it there.
+// - RINGFUSED_TEST_HANG_ON_LOOKUP=NAME: a LOOKUP of NAME never returns, its worker stuck inside
+//   the request: what a crash in the middle of a request leaves, for a test to kill the daemon
+//   then. Only in the daemon that mounted, not in one that recovered the mount after a crash.
+#pragma once
+
+#include <string_view>
+
+#include "ringfuse/observer.h"
+
+namespace ringfuse::daemon {
+
+void StopHereIfTestAsks(std::string_view step);
+
+// The observer that makes LOOKUPs hang, or null when the variable is unset.
+RequestObserver* LookupHangIfTestAsks();
+// Called when recovering after a crash: lookups are answered again.
+void StopLookupHang();
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,69 @@
+/// \file
+/// A kept session: the connection outlives a crash of the daemon (kill -9, abort, a segfault).
+///
+/// A keeper, a small process of its own (`ringfuse-ctl supervise` is one), starts the daemon
+/// with one end of a unix socket (SOCK_SEQPACKET) and holds, from INIT on, a copy of the
+/// connection's /dev/fuse fd. While the daemon runs, the keeper only waits. When the daemon
+/// dies, the kernel keeps the connection (the keeper's fd holds it open) and holds the requests
+/// clients make; the keeper starts the daemon again, and its Session::StartKept gets the
+/// connection back instead of mounting:
+///
+/// 1. What INIT agreed and the mount's identity come with the fd; the application's
+///    RecoverAfterCrash runs with what it left in the keeper's note (Session::UpdateKeptNote).
+/// 2. The kernel still refers to the dead process's node ids and fh values (cached names, open
+///    files), which this process did not see: unless the application says it rebuilt them,
+///    every cached name is marked stale with one NOTIFY_INC_EPOCH, so the next path walk looks
+///    each name up again (and the kernel's own retry on ESTALE covers a walk already under way).
+/// 3. NOTIFY_RESEND brings back every request the dead process had read and not answered, and
+///    the transport starts.
+///
+/// What survives a crash, and what does not (docs/crash-recovery.md has the table):
+/// - The mount, every path, and every call a client makes by path: clients only wait.
+/// - Requests in flight are executed again. One that the dead process had already executed is
+///   executed twice: a CREATE with O_EXCL or a MKDIR then fails with EEXIST, an UNLINK with
+///   ENOENT. (A handover, by contrast, executes nothing twice.)
+/// - Files and directories open before the crash: what the application did not rebuild fails
+///   cleanly (ringfused: EBADF for reads and writes, ESTALE for fstat), and closing them works.
+/// - Locks held through the dead process's files are released by its death.
+///
+/// Transports: threads and uring (their workers read the connection's fd itself, not clones, so
+/// that nothing the kernel delivered dies with the process). uring-cmd cannot be kept: its ring
+/// entries belong to the dead process's io_uring. `auto` picks uring in a kept session.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ringfuse/export.h"
+
+RINGFUSE_PUBLIC_BEGIN
+
+namespace ringfuse {
+
+/// What the process that recovers a connection after a crash is told.
+struct CrashRecovery {
+  /// How many processes served the connection before this one: 1 after the first crash. Node
+  /// ids and fh values the earlier ones gave the kernel are still in use there; give out new
+  /// ones from a range of this incarnation's own (ringfused starts both at incarnation << 48).
+  uint32_t incarnation = 0;
+  /// What the application last left with the keeper (Session::UpdateKeptNote), "" if nothing.
+  std::string note;
+};
+
+/// The application's answer.
+struct Recovered {
+  /// The application knows every node id the kernel may still use (it kept its table where a
+  /// crash cannot reach it): cached names stay valid. False (the default): every cached name
+  /// is marked stale before the first request is served.
+  bool names_still_valid = false;
+};
+
+/// Runs in the new process before any request is served. An error ends the session (the keeper
+/// decides whether to start the daemon again).
+using RecoverAfterCrash = std::function<absl::StatusOr<Recovered>(const CrashRecovery&)>;
+
+}  // namespace ringfuse
+
+RINGFUSE_PUBLIC_END

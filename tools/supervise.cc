@@ -1,0 +1,162 @@
+#include "tools/supervise.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "transport/connection_keeper.h"
+#include "transport/errno_status.h"
+#include "transport/fd.h"
+
+namespace ringfuse::tools {
+namespace {
+
+constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP};
+
+void Say(const std::string& text) {
+  std::fprintf(stderr, "ringfuse-ctl supervise: %s\n", text.c_str());
+}
+
+// The signals the daemon gets in our place, read from an fd so that one poll waits for them,
+// the daemon, its messages and the connection.
+class ForwardedSignals {
+ public:
+  ForwardedSignals() {
+    sigemptyset(&set_);
+    for (int signal : kForwardedSignals) sigaddset(&set_, signal);
+    ::sigprocmask(SIG_BLOCK, &set_, nullptr);
+    fd_.reset(::signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK));
+  }
+  int fd() const { return fd_.get(); }
+  // The signal that arrived, or 0.
+  int Take() {
+    signalfd_siginfo info{};
+    if (::read(fd_.get(), &info, sizeof(info)) != sizeof(info)) return 0;
+    return static_cast<int>(info.ssi_signo);
+  }
+
+ private:
+  sigset_t set_;
+  internal::UniqueFd fd_;
+};
+
+// One daemon's life: started, served (its deposit, its notes), ended.
+class DaemonRun {
+ public:
+  DaemonRun(internal::ConnectionKeeper& keeper, ForwardedSignals& signals)
+      : keeper_(keeper), signals_(signals) {}
+
+  // The daemon's wait status once it ended.
+  absl::StatusOr<int> Run(const daemon::Program& program) {
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
+      return internal::ErrnoStatus(errno, "socketpair for the keeper");
+    }
+    socket_.reset(ends[0]);
+    const internal::UniqueFd theirs(ends[1]);
+    absl::StatusOr<pid_t> pid = daemon::SpawnWithSocket(program, "--keeper-fd=", theirs.get(),
+                                                        /*new_session=*/false);
+    if (!pid.ok()) return pid.status();
+    pid_ = *pid;
+    const internal::UniqueFd ended(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+    if (!ended.valid()) return internal::ErrnoStatus(errno, "pidfd_open for the daemon");
+    while (!Ended(ended.get())) {
+    }
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+  }
+  bool signalled() const { return signalled_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  // Waits for the next event and handles it; true once the daemon ended.
+  bool Ended(int ended) {
+    pollfd fds[] = {{ended, POLLIN, 0},
+                    {signals_.fd(), POLLIN, 0},
+                    {socket_.get(), POLLIN, 0},
+                    {keeper_.dev_fd(), 0, 0}};  // POLLERR once the connection ends
+    if (::poll(fds, 4, -1) < 0) return false;  // EINTR
+    if (fds[0].revents != 0) return true;
+    if (fds[1].revents != 0) Forward();
+    if (fds[2].revents != 0) Listen();
+    if (fds[3].revents != 0) {
+      if (!signalled_) {
+        Say(absl::StrFormat("%s was unmounted or aborted; waiting for the daemon to exit",
+                            keeper_.mountpoint()));
+      }
+      keeper_.Drop();
+    }
+    return false;
+  }
+
+  void Forward() {
+    if (const int signal = signals_.Take(); signal != 0) {
+      signalled_ = true;
+      ::kill(pid_, signal);
+    }
+  }
+
+  // A daemon that closed its end, or broke the protocol, is not listened to again.
+  void Listen() {
+    const absl::Status served = keeper_.ServeOne(socket_.get());
+    if (served.ok()) return;
+    if (!absl::IsNotFound(served)) Say(absl::StrFormat("daemon pid %d: %s", pid_, served.message()));
+    socket_.reset();
+  }
+
+  internal::ConnectionKeeper& keeper_;
+  ForwardedSignals& signals_;
+  internal::UniqueFd socket_;
+  pid_t pid_ = -1;
+  bool signalled_ = false;
+};
+
+int ExitCodeOf(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+}  // namespace
+
+int Supervise(const SuperviseOptions& options) {
+  ForwardedSignals signals;
+  internal::ConnectionKeeper keeper;
+  for (int restarts = 0;; ++restarts) {
+    DaemonRun run(keeper, signals);
+    absl::StatusOr<int> status = run.Run(options.daemon);
+    if (!status.ok()) {
+      Say(std::string(status.status().message()));
+      return 1;
+    }
+    const bool clean = WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+    if (clean || run.signalled()) return ExitCodeOf(*status);
+    const std::string how = absl::StrFormat("the daemon (pid %d) %s", run.pid(),
+                                            daemon::DescribeExit(*status));
+    if (!keeper.holds_connection()) {
+      Say(how + " before it served a mount: nothing to keep");
+      return ExitCodeOf(*status);
+    }
+    if (!keeper.connection_alive()) return ExitCodeOf(*status);
+    if (restarts == options.max_restarts) {
+      Say(absl::StrFormat("%s; giving up after %d restarts, so %s ends (clients get ENOTCONN)",
+                          how, restarts, keeper.mountpoint()));
+      return 1;
+    }
+    Say(absl::StrFormat("%s; starting it again to serve %s (restart %d of at most %d)", how,
+                        keeper.mountpoint(), restarts + 1, options.max_restarts));
+  }
+}
+
+}  // namespace ringfuse::tools

@@ -1,0 +1,43 @@
+// The keeper's half of a kept session (ringfuse/keeper.h): it holds the connection a daemon
+// deposited, and the note it left, and gives both to the next daemon it serves after a crash.
+// How daemons are started and restarted is the caller's (ringfuse-ctl supervise).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "transport/handover_record.h"
+
+namespace ringfuse::internal {
+
+class ConnectionKeeper {
+ public:
+  // Answers the next message of the daemon at the other end of `socket`. NotFound once that
+  // daemon closed its end (it exited or died); any other error for a daemon that broke the
+  // protocol (the caller should stop listening to it; what was kept stays kept).
+  absl::Status ServeOne(int socket);
+
+  bool holds_connection() const { return connection_.has_value(); }
+  // The kept /dev/fuse fd, -1 if none.
+  int dev_fd() const;
+  const std::string& mountpoint() const;
+  // The kernel still serves the kept connection: not unmounted, not aborted.
+  bool connection_alive() const;
+  // Closes the kept connection: once no daemon holds it either, the kernel ends it and clients
+  // get ENOTCONN.
+  void Drop() { connection_.reset(); }
+  // How many daemons got the connection back.
+  uint32_t recoveries() const { return handed_out_; }
+
+ private:
+  absl::Status Answer(int socket);
+  absl::Status Take(int socket);
+
+  std::optional<ReceivedHandover> connection_;  // the record, and fds[0] the /dev/fuse fd
+  std::string note_;
+  uint32_t handed_out_ = 0;
+};
+
+}  // namespace ringfuse::internal
