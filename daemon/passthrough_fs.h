@@ -220,7 +220,7 @@ class PassthroughFs : public Handler {
   HandleRegistry<DirHandle> open_dirs_;
   // Each incarnation's node ids and fh values have 2^48 to themselves.
   static constexpr int kIncarnationShift = 48;
-  uint64_t first_own_fh_ = 1;  // an fh below it was a dead daemon's (ContinueAfterCrash)
+  uint64_t first_own_fh_ = 0;  // an fh below it was a dead daemon's (ContinueAfterCrash)
   // The close of an fh found nowhere: EBADF for one of this daemon's own, success for a dead
   // daemon's, whose file is closed already.
   void FinishUnknown(uint64_t fh, EmptyReply& reply) const {

@@ -3,7 +3,7 @@
 //   ringfuse-ctl publish MOUNTPOINT REV [--invalidate=epoch|entries|entries-batched|none]
 //   ringfuse-ctl status MOUNTPOINT
 //   ringfuse-ctl restart MOUNTPOINT [--binary=PATH]
-//   ringfuse-ctl supervise [--max-restarts=N] -- PROGRAM [ARGS...]
+//   ringfuse-ctl supervise [--restarts=N] -- PROGRAM [ARGS...]
 //
 // publish returns once the daemon serves REV and the kernel has taken the invalidation, and
 // prints how long that took and how much of the kernel's cache it concerned. restart returns once
@@ -43,8 +43,8 @@ ABSL_FLAG(std::string, invalidate, "epoch",
           "none");
 ABSL_FLAG(std::string, binary, "",
           "restart: the program to start in the daemon's place (default: the daemon's own)");
-ABSL_FLAG(int, max_restarts, 10,
-          "supervise: restarts after a crash before the keeper gives up and the mount ends");
+ABSL_FLAG(int, restarts, 10,
+          "supervise: restarts within a minute before the keeper gives up and the mount ends");
 
 namespace {
 
@@ -53,7 +53,7 @@ constexpr const char* kUsage =
     "[--invalidate=epoch|entries|entries-batched|none]\n"
     "       ringfuse-ctl status MOUNTPOINT\n"
     "       ringfuse-ctl restart MOUNTPOINT [--binary=PATH]\n"
-    "       ringfuse-ctl supervise [--max-restarts=N] -- PROGRAM [ARGS...]\n"
+    "       ringfuse-ctl supervise [--restarts=N] -- PROGRAM [ARGS...]\n"
     "\n"
     "publish: serve revision REV of the repository mounted at MOUNTPOINT, then invalidate\n"
     "what the kernel cached: epoch (default; one INC_EPOCH message), entries (one\n"
@@ -66,7 +66,8 @@ constexpr const char* kUsage =
     "supervise: run PROGRAM (ringfused and its arguments, which get --keeper-fd=N) and keep\n"
     "its mount across a crash: when it dies (kill -9, a crash), start it again on the same\n"
     "connection; clients only wait. Files open across a crash fail with EBADF, locks are lost\n"
-    "(docs/crash-recovery.md). Ends when PROGRAM exits 0, or after N restarts (default 10).\n";
+    "(docs/crash-recovery.md). Ends when PROGRAM exits 0, or when it dies again after N\n"
+    "restarts within a minute (default 10).\n";
 
 int Usage() {
   std::fputs(kUsage, stderr);
@@ -166,9 +167,9 @@ int Restart(const std::string& mountpoint) {
 }
 
 int Supervise(std::span<const std::string_view> command) {
-  const int max_restarts = absl::GetFlag(FLAGS_max_restarts);
+  const int max_restarts = absl::GetFlag(FLAGS_restarts);
   if (max_restarts < 0) {
-    std::fprintf(stderr, "ringfuse-ctl: --max-restarts must be 0 or more, not %d\n", max_restarts);
+    std::fprintf(stderr, "ringfuse-ctl: --restarts must be 0 or more, not %d\n", max_restarts);
     return 2;
   }
   ringfuse::tools::SuperviseOptions options;

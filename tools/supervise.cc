@@ -9,11 +9,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <deque>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "transport/connection_keeper.h"
+#include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
 
@@ -21,6 +24,9 @@ namespace ringfuse::tools {
 namespace {
 
 constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP};
+// A daemon that keeps crashing is given up on: max_restarts within this window.
+constexpr int kRestartWindowSeconds = 60;
+constexpr auto kRestartWindow = std::chrono::seconds(kRestartWindowSeconds);
 
 void Say(const std::string& text) {
   std::fprintf(stderr, "ringfuse-ctl supervise: %s\n", text.c_str());
@@ -133,7 +139,8 @@ int ExitCodeOf(int wait_status) {
 int Supervise(const SuperviseOptions& options) {
   ForwardedSignals signals;
   internal::ConnectionKeeper keeper;
-  for (int restarts = 0;; ++restarts) {
+  std::deque<internal::MonotonicClock::time_point> recent_restarts;
+  for (;;) {
     DaemonRun run(keeper, signals);
     absl::StatusOr<int> status = run.Run(options.daemon);
     if (!status.ok()) {
@@ -149,13 +156,20 @@ int Supervise(const SuperviseOptions& options) {
       return ExitCodeOf(*status);
     }
     if (!keeper.connection_alive()) return ExitCodeOf(*status);
-    if (restarts == options.max_restarts) {
-      Say(absl::StrFormat("%s; giving up after %d restarts, so %s ends (clients get ENOTCONN)",
-                          how, restarts, keeper.mountpoint()));
+    const internal::MonotonicClock::time_point now = internal::MonotonicClock::now();
+    while (!recent_restarts.empty() && now - recent_restarts.front() > kRestartWindow) {
+      recent_restarts.pop_front();
+    }
+    if (recent_restarts.size() >= static_cast<size_t>(options.max_restarts)) {
+      Say(absl::StrFormat(
+          "%s; giving up after %d restarts within %d s, so %s ends (clients get ENOTCONN)", how,
+          recent_restarts.size(), kRestartWindowSeconds, keeper.mountpoint()));
       return 1;
     }
-    Say(absl::StrFormat("%s; starting it again to serve %s (restart %d of at most %d)", how,
-                        keeper.mountpoint(), restarts + 1, options.max_restarts));
+    recent_restarts.push_back(now);
+    Say(absl::StrFormat("%s; starting it again to serve %s (restart %d of at most %d within %d s)",
+                        how, keeper.mountpoint(), recent_restarts.size(), options.max_restarts,
+                        kRestartWindowSeconds));
   }
 }
 

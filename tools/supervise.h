@@ -4,8 +4,8 @@
 //
 // It ends when the daemon exits 0 (it unmounted), when the mount ends by itself (unmounted or
 // aborted from outside; the daemon is then left to exit), when a daemon dies before it served a
-// mount (nothing to keep), or after max_restarts restarts (it then lets the connection go, and
-// clients get ENOTCONN). SIGTERM, SIGINT and SIGHUP go to the daemon, which unmounts and exits.
+// mount (nothing to keep), or when the daemon dies again after max_restarts restarts within a
+// minute (it then lets the connection go, and clients get ENOTCONN). SIGTERM, SIGINT and SIGHUP go to the daemon, which unmounts and exits.
 #pragma once
 
 #include "daemon/spawn.h"
@@ -14,7 +14,7 @@ namespace ringfuse::tools {
 
 struct SuperviseOptions {
   daemon::Program daemon;
-  int max_restarts = 10;
+  int max_restarts = 10;  // within a minute
 };
 
 // Returns the exit status for ringfuse-ctl: the daemon's when it ended the supervision (128 +
