@@ -205,7 +205,9 @@ absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inheri
 absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, PassthroughFs& fs,
                                             Served& served, Inherited& inherited) {
   StopLookupHang();
-  fs.ContinueAfterCrash(crash.incarnation);
+  if (absl::Status continued = fs.ContinueAfterCrash(crash.incarnation); !continued.ok()) {
+    return continued;
+  }
   if (served.repo && !crash.note.empty() && crash.note != inherited.revision) {
     absl::StatusOr<internal::UniqueFd> root = served.repo->OpenRevision(crash.note);
     if (!root.ok()) return root.status();

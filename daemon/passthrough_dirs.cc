@@ -98,7 +98,7 @@ void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args
 
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
   const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.fh());
-  if (handle == nullptr) return reply.Error(EBADF);
+  if (handle == nullptr) return SyncUnknown(args.fh(), reply);
   if (Sync(handle->fd(), args.datasync()) != 0) return reply.Error(errno);
   reply.Ok();
 }

@@ -277,8 +277,19 @@ void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyRep
 
 void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
-  if (file == nullptr) return reply.Error(EBADF);
+  if (file == nullptr) return SyncUnknown(args.fh(), reply);
   if (Sync(file->fd(), args.datasync()) != 0) return reply.Error(errno);
+  reply.Ok();
+}
+
+void PassthroughFs::SyncUnknown(uint64_t fh, EmptyReply& reply) {
+  if (fh >= first_own_fh_) return reply.Error(EBADF);
+  const std::shared_ptr<const Inode> root = inodes_.Get(InodeTable::kRootNodeId);
+  if (root == nullptr) return reply.Error(errno);
+  // syncfs refuses an O_PATH fd.
+  const internal::UniqueFd readable(
+      ::openat(root->path.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!readable.valid() || ::syncfs(readable.get()) != 0) return reply.Error(errno);
   reply.Ok();
 }
 

@@ -139,9 +139,10 @@ class PassthroughFs : public Handler {
   absl::Status Restore(const SavedFs& saved, std::vector<internal::UniqueFd>& fds);
   // A kept daemon started again after a crash (ringfuse/keeper.h), before the first request.
   // The kernel still holds the node ids and fh values the dead daemon gave out, so this one
-  // gives out its own from incarnation << 48 on. A node id from before answers ESTALE; an fh
+  // gives out its own from incarnation << 40 on. A node id from before answers ESTALE; an fh
   // from before, EBADF, except that FLUSH and RELEASE of one succeed: its file is closed already.
-  void ContinueAfterCrash(uint32_t incarnation);
+  // OutOfRange past 2^24 - 1 incarnations.
+  absl::Status ContinueAfterCrash(uint32_t incarnation);
 
   const InodeTable& inodes() const { return inodes_; }
   // Open files and directories the kernel has not released (yet).
@@ -218,8 +219,8 @@ class PassthroughFs : public Handler {
   // Before the lock machinery, which may still use a handle while it winds down.
   HandleRegistry<FileHandle> open_files_;
   HandleRegistry<DirHandle> open_dirs_;
-  // Each incarnation's node ids and fh values have 2^48 to themselves.
-  static constexpr int kIncarnationShift = 48;
+  // Each incarnation's node ids and fh values have 2^40 to themselves, and 2^24 incarnations fit.
+  static constexpr int kIncarnationShift = 40;
   uint64_t first_own_fh_ = 0;  // an fh below it was a dead daemon's (ContinueAfterCrash)
   // The close of an fh found nowhere: EBADF for one of this daemon's own, success for a dead
   // daemon's, whose file is closed already.
@@ -227,6 +228,10 @@ class PassthroughFs : public Handler {
     if (fh < first_own_fh_) return reply.Ok();
     reply.Error(EBADF);
   }
+  // The FSYNC or FSYNCDIR of an fh found nowhere: EBADF for one of this daemon's own. For a dead
+  // daemon's (a kernel-passthrough file writes on without it) the file is closed here, so the
+  // whole backing filesystem is synced: that includes what was written to it.
+  void SyncUnknown(uint64_t fh, EmptyReply& reply);
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
   BackingFiles backing_files_;  // before the ids it registers

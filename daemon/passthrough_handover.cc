@@ -75,11 +75,18 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<internal::
   return backing_ids_.Restore(backing_files_, saved.backing_ids);
 }
 
-void PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
+absl::Status PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
+  if (incarnation >= (uint32_t{1} << (64 - kIncarnationShift))) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "incarnation %u: ringfused has no node ids left that no earlier one gave out; unmount "
+        "and mount again",
+        incarnation));
+  }
   const uint64_t first = uint64_t{incarnation} << kIncarnationShift;
   inodes_.GiveNodeIdsFrom(first);
   GiveFhAbove(first);
   first_own_fh_ = first + 1;
+  return absl::OkStatus();
 }
 
 }  // namespace ringfuse::daemon

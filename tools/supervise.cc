@@ -5,6 +5,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,11 @@ constexpr int kForwardedSignals[] = {SIGTERM, SIGINT, SIGHUP};
 // A daemon that keeps crashing is given up on: max_restarts within this window.
 constexpr int kRestartWindowSeconds = 60;
 constexpr auto kRestartWindow = std::chrono::seconds(kRestartWindowSeconds);
+// A signal waits this long at most for a starting daemon to serve.
+constexpr int kSignalHoldMs = 5000;
+constexpr absl::Duration kSignalHold = absl::Milliseconds(kSignalHoldMs);
+// For the rest of a message once its first part came.
+constexpr int kReceiveTimeoutSeconds = 10;
 
 void Say(const std::string& text) {
   std::fprintf(stderr, "ringfuse-ctl supervise: %s\n", text.c_str());
@@ -68,18 +74,29 @@ class DaemonRun {
       return internal::ErrnoStatus(errno, "socketpair for the keeper");
     }
     socket_.reset(ends[0]);
-    const internal::UniqueFd theirs(ends[1]);
+    // A daemon that stops in the middle of a message must not stop the keeper with it.
+    const timeval receive_timeout{kReceiveTimeoutSeconds, 0};
+    ::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &receive_timeout,
+                 sizeof(receive_timeout));
+    internal::UniqueFd theirs(ends[1]);
+    keeper_.NewDaemon();
     absl::StatusOr<pid_t> pid = daemon::SpawnWithSocket(program, "--keeper-fd=", theirs.get(),
                                                         /*new_session=*/false);
     if (!pid.ok()) return pid.status();
     pid_ = *pid;
+    theirs.reset();  // so that the daemon's end shows as the end of the socket
     const internal::UniqueFd ended(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
     if (!ended.valid()) return internal::ErrnoStatus(errno, "pidfd_open for the daemon");
-    while (!Ended(ended.get())) {
+    for (;;) {
+      absl::StatusOr<bool> over = Ended(ended.get());
+      if (!over.ok()) return over.status();
+      if (*over) break;
     }
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    pid_t waited;
+    while ((waited = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
     }
+    if (waited < 0) return internal::ErrnoStatus(errno, "waiting for the daemon");
     return status;
   }
   bool signalled() const { return signalled_; }
@@ -87,15 +104,23 @@ class DaemonRun {
 
  private:
   // Waits for the next event and handles it; true once the daemon ended.
-  bool Ended(int ended) {
+  absl::StatusOr<bool> Ended(int ended) {
     pollfd fds[] = {{ended, POLLIN, 0},
                     {signals_.fd(), POLLIN, 0},
                     {socket_.get(), POLLIN, 0},
                     {keeper_.dev_fd(), 0, 0}};  // POLLERR once the connection ends
-    if (::poll(fds, 4, -1) < 0) return false;  // EINTR
-    if (fds[0].revents != 0) return true;
-    if (fds[1].revents != 0) Forward();
+    const int timeout = held_signal_ != 0 ? kSignalHoldMs : -1;
+    if (::poll(fds, 4, timeout) < 0) {
+      if (errno == EINTR) return false;
+      return internal::ErrnoStatus(errno, "waiting for the daemon");
+    }
+    // Messages first: a deposit or a note the daemon sent just before it died still counts.
     if (fds[2].revents != 0) Listen();
+    if (fds[0].revents != 0) {
+      while (socket_.valid() && Readable(socket_.get())) Listen();
+      return true;
+    }
+    if (fds[1].revents != 0) Hold(signals_.Take());
     if (fds[3].revents != 0) {
       if (!signalled_) {
         Say(absl::StrFormat("%s was unmounted or aborted; waiting for the daemon to exit",
@@ -103,14 +128,28 @@ class DaemonRun {
       }
       keeper_.Drop();
     }
+    PassOn(held_signal_ != 0 && (keeper_.daemon_serves() || held_.elapsed() >= kSignalHold));
     return false;
   }
 
-  void Forward() {
-    if (const int signal = signals_.Take(); signal != 0) {
-      signalled_ = true;
-      ::kill(pid_, signal);
-    }
+  static bool Readable(int fd) {
+    pollfd ready{fd, POLLIN, 0};
+    return ::poll(&ready, 1, 0) > 0;
+  }
+
+  // A signal that comes while the daemon starts waits until it serves: before ringfused has set
+  // up its handlers, SIGTERM would kill it before it could unmount. A hangup asks the daemon to
+  // stop as SIGTERM does (ringfused does not handle SIGHUP itself).
+  void Hold(int signal) {
+    if (signal == 0) return;
+    signalled_ = true;
+    held_signal_ = signal == SIGHUP ? SIGTERM : signal;
+    held_ = internal::Stopwatch();
+  }
+  void PassOn(bool now) {
+    if (!now) return;
+    ::kill(pid_, held_signal_);
+    held_signal_ = 0;
   }
 
   // A daemon that closed its end, or broke the protocol, is not listened to again.
@@ -126,6 +165,8 @@ class DaemonRun {
   internal::UniqueFd socket_;
   pid_t pid_ = -1;
   bool signalled_ = false;
+  int held_signal_ = 0;  // to pass on once the daemon serves
+  internal::Stopwatch held_;
 };
 
 int ExitCodeOf(int wait_status) {
@@ -137,6 +178,8 @@ int ExitCodeOf(int wait_status) {
 }  // namespace
 
 int Supervise(const SuperviseOptions& options) {
+  // Inherited SIG_IGN would reap the daemon before waitpid could say how it ended.
+  ::signal(SIGCHLD, SIG_DFL);
   ForwardedSignals signals;
   internal::ConnectionKeeper keeper;
   std::deque<internal::MonotonicClock::time_point> recent_restarts;

@@ -35,6 +35,7 @@ absl::Status ConnectionKeeper::ServeOne(int socket) {
     return absl::OkStatus();
   }
   Log(LogLevel::kInfo, "keeper: %s is served again (recovery %u)", mountpoint(), handed_out_);
+  daemon_serves_ = true;
   return absl::OkStatus();
 }
 
@@ -60,6 +61,7 @@ absl::Status ConnectionKeeper::Take(int socket) {
         "the keeper holds %s already; a second deposit is refused", mountpoint()));
   }
   connection_ = std::move(*deposited);
+  daemon_serves_ = true;
   return absl::OkStatus();
 }
 

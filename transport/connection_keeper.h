@@ -30,6 +30,11 @@ class ConnectionKeeper {
   void Drop() { connection_.reset(); }
   // How many daemons got the connection back.
   uint32_t recoveries() const { return handed_out_; }
+  // The daemon of the socket last served has deposited the connection or serves it again: it
+  // handles its signals by now (a stop then unmounts).
+  bool daemon_serves() const { return daemon_serves_; }
+  // A new daemon is started: it serves once it says so.
+  void NewDaemon() { daemon_serves_ = false; }
 
  private:
   absl::Status Answer(int socket);
@@ -38,6 +43,7 @@ class ConnectionKeeper {
   std::optional<ReceivedHandover> connection_;  // the record, and fds[0] the /dev/fuse fd
   std::string note_;
   uint32_t handed_out_ = 0;
+  bool daemon_serves_ = false;
 };
 
 }  // namespace ringfuse::internal

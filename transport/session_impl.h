@@ -93,6 +93,8 @@ class SessionImpl {
   // transport.
   absl::Status ServeRecovered(HandoverRecord& record, const CrashRecovery& crash,
                               const SessionOptions& options, const RecoverAfterCrash& recover);
+  // A kept session needs NOTIFY_RESEND.
+  absl::Status CheckKernelResends() const;
   // Gives the keeper a copy of the connection, once INIT is agreed.
   absl::Status DepositWithKeeper();
   // Pauses, saves, sends and waits for the other process to serve.

@@ -1,9 +1,14 @@
 // Session::StartKept: a session whose connection a keeper holds too, so that it outlives a crash
 // of this process (ringfuse/keeper.h).
+#include <fcntl.h>
+
+#include <cerrno>
 #include <utility>
 #include <variant>
 
 #include "absl/strings/str_format.h"
+#include "ringfuse/notify.h"
+#include "transport/errno_status.h"
 #include "transport/keeper_protocol.h"
 #include "transport/log.h"
 #include "transport/session_impl.h"
@@ -38,6 +43,10 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
     const RecoverAfterCrash& recover) {
   absl::StatusOr<SessionOptions> options = KeptOptions(given);
   if (!options.ok()) return options.status();
+  // Not for the programs this one starts (fusermount3).
+  if (::fcntl(keeper.get(), F_SETFD, FD_CLOEXEC) != 0) {
+    return ErrnoStatus(errno, "the keeper's socket");
+  }
   if (absl::Status said = SendDaemonMessage(keeper.get(), KeeperHello{}); !said.ok()) return said;
   absl::StatusOr<KeeperAnswer> answer = ReceiveKeeperAnswer(keeper.get(), kKeeperTimeout);
   if (!answer.ok()) return answer.status();
@@ -48,7 +57,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
     session = std::move(*agreed);
     session->keeper_ = std::move(keeper);
     // Before the first request is read: from then on nothing read dies with this process.
-    absl::Status serving = session->DepositWithKeeper();
+    absl::Status serving = session->CheckKernelResends();
+    if (serving.ok()) serving = session->DepositWithKeeper();
     if (serving.ok()) serving = session->StartTransport(*options);
     if (!serving.ok()) {
       session->Stop();
@@ -105,10 +115,21 @@ absl::Status SessionImpl::ServeRecovered(HandoverRecord& record, const CrashReco
           mount_->mountpoint(), staled.ToString());
     }
   }
+  // Without it the requests the dead process had read would wait forever.
   if (absl::Status resent = notifier_->Resend(); !resent.ok()) {
-    Log(LogLevel::kWarning, "recovering %s: %s", mount_->mountpoint(), resent.ToString());
+    return absl::Status(resent.code(), absl::StrFormat("recovering %s: %s", mount_->mountpoint(),
+                                                       resent.message()));
   }
   return StartTransport(options);
+}
+
+absl::Status SessionImpl::CheckKernelResends() const {
+  const uint32_t needed = NotifyMinimumMinor(wire::NotifyCode::kResend);
+  if (dispatcher_.negotiated().kernel_minor >= needed) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s cannot be kept: the kernel speaks FUSE 7.%u, and resending what a dead daemon had read "
+      "(NOTIFY_RESEND) needs 7.%u",
+      mount_->mountpoint(), dispatcher_.negotiated().kernel_minor, needed));
 }
 
 absl::Status SessionImpl::DepositWithKeeper() {

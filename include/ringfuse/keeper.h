@@ -46,7 +46,7 @@ namespace ringfuse {
 struct CrashRecovery {
   /// How many processes served the connection before this one: 1 after the first crash. Node
   /// ids and fh values the earlier ones gave the kernel are still in use there; give out new
-  /// ones from a range of this incarnation's own (ringfused starts both at incarnation << 48).
+  /// ones from a range of this incarnation's own (ringfused starts both at incarnation << 40).
   uint32_t incarnation = 0;
   /// What the application last left with the keeper (Session::UpdateKeptNote), "" if nothing.
   std::string note;

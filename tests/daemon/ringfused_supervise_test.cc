@@ -5,6 +5,7 @@
 // with the daemon, and refuses what cannot be kept.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,17 +98,19 @@ class RingfusedSupervise : public RingfusedBinary {
     return AnswersWithin(kRecoveryBound) ? next : -1;
   }
 
-  // A stat of the mount's root returns within `bound`: the mount is served.
+  // A daemon answers within `bound`: the LOOKUP of a name never asked for before, which the
+  // kernel cannot answer from its cache, comes back ENOENT.
   bool AnswersWithin(std::chrono::milliseconds bound) {
-    auto answered = std::async(std::launch::async, [path = mountpoint_] {
+    const std::string never_seen = mountpoint_ + "/never-seen-" + std::to_string(++probes_);
+    auto answered = std::async(std::launch::async, [never_seen] {
       struct stat attr {};
-      return ::stat(path.c_str(), &attr) == 0 ? 0 : errno;
+      return ::stat(never_seen.c_str(), &attr) == 0 ? 0 : errno;
     });
     if (answered.wait_for(bound) == std::future_status::ready) {
       const int error = answered.get();
-      EXPECT_EQ(error, 0) << "stat of the root: " << std::strerror(error) << "\n"
-                          << ReadFile(log_);
-      return error == 0;
+      EXPECT_EQ(error, ENOENT) << "stat of a missing name: " << std::strerror(error) << "\n"
+                               << ReadFile(log_);
+      return error == ENOENT;
     }
     ADD_FAILURE() << "the mount was not served again within the bound:\n" << ReadFile(log_);
     ::kill(daemon_pid_, SIGKILL);  // the keeper's end lets the stat return with ENOTCONN
@@ -140,6 +143,7 @@ class RingfusedSupervise : public RingfusedBinary {
   }
 
   std::string source_, log_;
+  int probes_ = 0;
 };
 
 class SupervisedTransports : public RingfusedSupervise,
@@ -310,10 +314,10 @@ TEST_P(SupervisedTransports, TwentyCrashesUnderLoadFailNoCallByPathAndLoseNoFsyn
   {
     CrashLoad load(mountpoint_, 4);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    keeper_fds = OpenFdCount(daemon_pid_);  // the connection deposited by now
     first_daemon_fds = OpenFdCount(DaemonPid());
     for (int crash = 1; crash <= 20; ++crash) {
       ASSERT_GT(KillDaemonAndAwaitTheNext(), 0) << "crash " << crash;
+      if (crash == 1) keeper_fds = OpenFdCount(daemon_pid_);  // it holds the connection now
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       most_daemon_fds = std::max(most_daemon_fds, OpenFdCount(DaemonPid()));
     }
@@ -367,6 +371,58 @@ TEST_F(RingfusedSupervise, AFileOpenAcrossTheCrashIsNeverReadAsAnother) {
   StopWithSigterm();
 }
 
+// With kernel passthrough the kernel reads and writes a file opened before the crash through its
+// backing file, without the daemon: such a file goes on working, and closes.
+TEST_F(RingfusedSupervise, AKernelPassthroughFileReadsAndWritesOnAcrossTheCrash) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartSupervised({"--transport=threads", "-o", "passthrough", source_, mountpoint_});
+  internal::UniqueFd opened_before(::open((mountpoint_ + "/before").c_str(), O_RDWR));
+  ASSERT_TRUE(opened_before.valid()) << std::strerror(errno);
+  ASSERT_GT(KillDaemonAndAwaitTheNext(), 0);
+  char buffer[32] = {};
+  EXPECT_EQ(::pread(opened_before.get(), buffer, sizeof(buffer), 0), 14) << std::strerror(errno);
+  EXPECT_STREQ(buffer, "in the source\n");
+  EXPECT_EQ(::pwrite(opened_before.get(), "IN", 2, 0), 2) << std::strerror(errno);
+  EXPECT_EQ(::fsync(opened_before.get()), 0) << std::strerror(errno);
+  EXPECT_EQ(::close(opened_before.release()), 0) << std::strerror(errno);
+  EXPECT_EQ(ReadFile(source_ + "/before"), "IN the source\n");
+  StopWithSigterm();
+}
+
+// Locks belong to the dead daemon's open files, which its death closed: a lock held before the
+// crash is not held after it, and another open takes it (the documented loss).
+TEST_F(RingfusedSupervise, LocksHeldBeforeTheCrashAreLost) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartSupervised({"--transport=threads", source_, mountpoint_});
+  const internal::UniqueFd holder(::open((mountpoint_ + "/before").c_str(), O_RDWR));
+  ASSERT_TRUE(holder.valid()) << std::strerror(errno);
+  ASSERT_EQ(::flock(holder.get(), LOCK_EX), 0) << std::strerror(errno);
+  const auto other_takes_it = [&] {
+    const internal::UniqueFd other(::open((mountpoint_ + "/before").c_str(), O_RDWR));
+    return ::flock(other.get(), LOCK_EX | LOCK_NB) == 0;
+  };
+  ASSERT_FALSE(other_takes_it()) << "the lock does not hold even before the crash";
+  ASSERT_GT(KillDaemonAndAwaitTheNext(), 0);
+  EXPECT_TRUE(other_takes_it()) << "a lock survived the crash: update docs/crash-recovery.md";
+  StopWithSigterm();
+}
+
+// A working directory inside the mount is a node of the dead daemon: paths relative to it fail
+// with ESTALE; the same names by absolute path work.
+TEST_F(RingfusedSupervise, AWorkingDirectoryInsideTheMountIsStaleAfterACrash) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartSupervised({"--transport=threads", source_, mountpoint_});
+  const internal::UniqueFd directory(::open((mountpoint_ + "/tree").c_str(), O_PATH | O_DIRECTORY));
+  ASSERT_TRUE(directory.valid()) << std::strerror(errno);
+  struct stat attr {};
+  ASSERT_EQ(::fstatat(directory.get(), "sub/data", &attr, 0), 0) << std::strerror(errno);
+  ASSERT_GT(KillDaemonAndAwaitTheNext(), 0);
+  EXPECT_EQ(::fstatat(directory.get(), "sub/data", &attr, 0), -1);
+  EXPECT_EQ(errno, ESTALE) << std::strerror(errno);
+  EXPECT_EQ(::stat((mountpoint_ + "/tree/sub/data").c_str(), &attr), 0) << std::strerror(errno);
+  StopWithSigterm();
+}
+
 // In revisions mode the daemon started after a crash serves the revision last published, which
 // the keeper kept, not the one on its command line; without a publish (the control), the one on
 // the command line, not the newest.
@@ -401,6 +457,28 @@ TEST_F(RingfusedSupervise, TheKeeperGivesUpAfterItsLimitAndClientsGetEnotconn) {
   ASSERT_EQ(failed.wait_for(std::chrono::seconds(1)), std::future_status::ready);
   EXPECT_EQ(failed.get(), ENOTCONN);
   EXPECT_THAT(ReadFile(log_), HasSubstr("giving up after 1 restarts within 60 s"));
+}
+
+// A stop asked for while the keeper starts the next daemon waits until that one serves, which
+// then unmounts: a SIGTERM passed on at once would kill it before it set up its handlers, and
+// leave the mount dead.
+TEST_F(RingfusedSupervise, AStopAskedForWhileTheDaemonRestartsUnmountsCleanly) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartSupervised({"--transport=threads", source_, mountpoint_});
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const pid_t dead = DaemonPid();
+    ASSERT_EQ(::kill(dead, SIGKILL), 0);
+    const auto deadline = Clock::now() + kRecoveryBound;
+    while ((DaemonPid() <= 0 || DaemonPid() == dead) && Clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    if (round < 2) {
+      ASSERT_TRUE(AnswersWithin(kRecoveryBound));
+      continue;
+    }
+    StopWithSigterm();  // the new daemon is starting now
+  }
 }
 
 // What a kept session cannot survive is refused before anything is mounted, saying why.
