@@ -14,6 +14,7 @@
 #include "daemon/spawn.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
+#include "transport/wait_status.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -26,7 +27,7 @@ std::string Reap(pid_t pid, const std::string& binary) {
   }
   const std::string who = absl::StrFormat("the new process (%s, pid %d)", binary, pid);
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) return absl::StrCat(who, " was killed");
-  return absl::StrCat(who, " ", DescribeExit(status));
+  return absl::StrCat(who, " ", internal::DescribeExit(status));
 }
 
 }  // namespace

@@ -3,12 +3,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
 
 #include <cerrno>
-#include <cstring>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
@@ -83,16 +80,6 @@ absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view f
                    : absl::StrFormat("starting %s in %s", program.binary, program.directory));
   }
   return pid;
-}
-
-std::string DescribeExit(int wait_status) {
-  if (WIFEXITED(wait_status)) {
-    return absl::StrFormat("exited with status %d", WEXITSTATUS(wait_status));
-  }
-  if (WIFSIGNALED(wait_status)) {
-    return absl::StrCat("died of ", ::strsignal(WTERMSIG(wait_status)));
-  }
-  return "ended";
 }
 
 }  // namespace ringfuse::daemon

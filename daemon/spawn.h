@@ -25,7 +25,4 @@ struct Program {
 absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view fd_option,
                                       int socket, bool new_session);
 
-// How a child ended, for a message: "exited with status 3", "died of Killed".
-std::string DescribeExit(int wait_status);
-
 }  // namespace ringfuse::daemon

@@ -7,6 +7,7 @@
 //   [--transport=auto|threads|uring|uring-cmd]
 //   ringfuse-bench handover [--inodes=0,10000,100000] [--runs=10] [--transport=threads]
 //                  [--ringfused=PATH]
+//   ringfuse-bench crash [--inodes=0,10000] [--runs=10] [--transport=threads] [--ringfused=PATH]
 //
 // notify-floor: the cost of a notification that finds nothing cached (bench_notify_floor.h),
 // the floor under any per-entry invalidation.
@@ -48,6 +49,14 @@
 // becomes a child subreaper, so that the successor, orphaned, is its child and is stopped
 // (SIGTERM, unmount) and reaped at the end like the first daemon.
 //
+// crash: the same trees, served by ringfused under `ringfuse-ctl supervise` (the keeper next to
+// this program), and per run ringfused killed with SIGKILL instead of restarted. The table gives
+// the client pause (the longest call of the loop across the crash), the time from the kill to a
+// daemon answering the control socket again, and the two walks of the tree after it: the first
+// looks every name up again (the recovered daemon marked every cached name stale with one
+// INC_EPOCH: its node ids are new), the second is answered from the kernel's cache. A stat call
+// that fails across a crash fails the run: calls by path must survive it.
+//
 // compare: a side-by-side benchmark of FUSE daemons against the plain directory (issue 9).
 //
 //   ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=stat,create,...]
@@ -62,7 +71,8 @@
 // chart.svg go to --output-dir (default: a new directory here). A workload that fails shows its
 // error in the table; --check fails the run when native or a ringfused config lacks a metric.
 //
-// Exit status: 0; 1 when a publish or a restart failed, a stat call across a restart failed, the
+// Exit status: 0; 1 when a publish, a restart or a recovery failed, a stat call across a restart
+// or a crash failed, the
 // daemon did not end cleanly, or a check failed;
 // 2 for a bad command line; 77 (ctest's SKIP_RETURN_CODE) when this process cannot mount FUSE
 // (not root, no /dev/fuse), after saying why; 130 after SIGINT, SIGTERM or SIGHUP, which stop it
@@ -135,6 +145,8 @@ constexpr const char* kDefaultTransport = "auto";
 constexpr const char* kHandoverInodes = "0,10000,100000";
 constexpr int kHandoverRuns = 10;
 constexpr const char* kHandoverTransport = "threads";
+// A crash's first walk looks every name up again: 100,000 would take most of a minute a run.
+constexpr const char* kCrashInodes = "0,10000";
 
 int BadUsage(const std::string& what) {
   std::fprintf(stderr, "ringfuse-bench: %s (see --help)\n", what.c_str());
@@ -213,10 +225,11 @@ int Invalidate() {
   return RunInvalidate(std::get<InvalidateConfig>(config));
 }
 
-std::variant<HandoverConfig, int> ReadHandoverConfig() {
+// handover's, or crash's with `crash`.
+std::variant<HandoverConfig, int> ReadHandoverConfig(bool crash) {
   HandoverConfig config;
-  std::optional<std::vector<int>> counts =
-      ParseInodeCounts(absl::GetFlag(FLAGS_inodes).value_or(kHandoverInodes), 0);
+  std::optional<std::vector<int>> counts = ParseInodeCounts(
+      absl::GetFlag(FLAGS_inodes).value_or(crash ? kCrashInodes : kHandoverInodes), 0);
   if (!counts) return BadUsage("--inodes takes sizes from 0 to 1000000, comma-separated");
   config.inode_counts = std::move(*counts);
   config.runs = absl::GetFlag(FLAGS_runs).value_or(kHandoverRuns);
@@ -227,18 +240,20 @@ std::variant<HandoverConfig, int> ReadHandoverConfig() {
   }
   config.ringfused = absl::GetFlag(FLAGS_ringfused);
   if (config.ringfused.empty()) config.ringfused = RingfusedNextToThisProgram();
+  config.ctl = CtlNextToThisProgram();
   return config;
 }
 
-int Handover() {
-  std::variant<HandoverConfig, int> config = ReadHandoverConfig();
+int Handover(bool crash) {
+  std::variant<HandoverConfig, int> config = ReadHandoverConfig(crash);
   if (const int* status = std::get_if<int>(&config)) return *status;
   if (std::optional<std::string> why = WhyFuseMountsCannotRun()) {
     std::printf("ringfuse-bench: skipped: %s\n", why->c_str());
     return kSkipped;
   }
   CatchStopSignals();
-  return RunHandover(std::get<HandoverConfig>(config));
+  return crash ? RunCrash(std::get<HandoverConfig>(config))
+               : RunHandover(std::get<HandoverConfig>(config));
 }
 
 std::variant<CompareOptions, int> ReadCompareOptions(const std::vector<char*>& configs) {
@@ -357,6 +372,8 @@ int main(int argc, char** argv) {
       "                 [--transport=auto|threads|uring|uring-cmd]\n"
       "  ringfuse-bench handover [--inodes=0,10000,100000] [--runs=10] [--transport=threads]\n"
       "                 [--ringfused=PATH]\n"
+      "  ringfuse-bench crash [--inodes=0,10000] [--runs=10] [--transport=threads]\n"
+      "                 [--ringfused=PATH]\n"
       "  ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=a,b,...] [--files=10000]\n"
       "                 [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...\n"
       "    CONFIG: native | ringfused[:transport=T,cache=on|off,passthrough,depth=N,threads=N,\n"
@@ -376,7 +393,10 @@ int main(int argc, char** argv) {
     return ringfuse::tools::Invalidate();
   }
   if (args.size() == 2 && std::string(args[1]) == "handover") {
-    return ringfuse::tools::Handover();
+    return ringfuse::tools::Handover(/*crash=*/false);
+  }
+  if (args.size() == 2 && std::string(args[1]) == "crash") {
+    return ringfuse::tools::Handover(/*crash=*/true);
   }
   if (args.size() == 2 && std::string(args[1]) == "notify-floor") {
     return ringfuse::tools::NotifyFloor();

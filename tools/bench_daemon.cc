@@ -43,7 +43,9 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 [[noreturn]] void ExecDaemon(const DaemonLaunch& launch, int log_fd, pid_t benchmark) {
   BecomeDaemonChild(log_fd, benchmark);
   const std::string transport = "--transport=" + launch.transport;
-  std::vector<const char*> argv = {launch.binary.c_str()};
+  std::vector<const char*> argv;
+  if (!launch.keeper.empty()) argv = {launch.keeper.c_str(), "supervise", "--"};
+  argv.push_back(launch.binary.c_str());
   if (launch.revisions) argv.push_back("--revisions");
   for (const std::string* arg : {&launch.source, &launch.mountpoint}) argv.push_back(arg->c_str());
   argv.push_back("-f");
@@ -53,21 +55,33 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
     argv.push_back(option.c_str());
   }
   argv.push_back(nullptr);
-  ::execv(launch.binary.c_str(), const_cast<char* const*>(argv.data()));
-  std::fprintf(stderr, "cannot run %s: %s\n", launch.binary.c_str(), std::strerror(errno));
+  ::execv(argv[0], const_cast<char* const*>(argv.data()));
+  std::fprintf(stderr, "cannot run %s: %s\n", argv[0], std::strerror(errno));
   ::_exit(127);
 }
 
 }  // namespace
 
-std::string RingfusedNextToThisProgram() {
+namespace {
+
+// This program's directory with its slash, or "" if unknown.
+std::string DirectoryOfThisProgram() {
   char self[PATH_MAX];
   const ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length <= 0) return "ringfused";
+  if (length <= 0) return "";
   std::string path(self, static_cast<size_t>(length));
   path.resize(path.rfind('/') + 1);
-  return path + "../daemon/ringfused";
+  return path;
 }
+
+}  // namespace
+
+std::string RingfusedNextToThisProgram() {
+  const std::string directory = DirectoryOfThisProgram();
+  return directory.empty() ? "ringfused" : directory + "../daemon/ringfused";
+}
+
+std::string CtlNextToThisProgram() { return DirectoryOfThisProgram() + "ringfuse-ctl"; }
 
 absl::StatusOr<DaemonProcess> DaemonProcess::Start(const DaemonLaunch& launch) {
   internal::UniqueFd log(
@@ -189,6 +203,33 @@ absl::Status DaemonProcess::FollowTo(pid_t successor) {
                                                LogText()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Duration> DaemonProcess::KillAndAwaitRecovery() {
+  const std::string keeper = std::to_string(pid_);
+  std::ifstream children("/proc/" + keeper + "/task/" + keeper + "/children");
+  pid_t dead = -1;
+  if (!(children >> dead)) return absl::FailedPreconditionError("the keeper runs no daemon");
+  const internal::Stopwatch since_kill;
+  if (::kill(dead, SIGKILL) != 0) return internal::ErrnoStatus(errno, "killing the daemon");
+  const internal::Deadline deadline(kStartTimeout);
+  while (!deadline.passed()) {
+    absl::StatusOr<ControlAnswer> status = Ask("status", kStartTimeout);
+    absl::StatusOr<double> serving =
+        status.ok() ? NumberField(status->fields, "pid") : absl::StatusOr<double>(-1);
+    if (serving.ok() && *serving > 0 && static_cast<pid_t>(*serving) != dead) {
+      return since_kill.elapsed();
+    }
+    if ((exit_status_ = ReapChild(pid_, false))) {
+      return absl::UnavailableError(absl::StrFormat("the keeper %s after the kill:\n%s",
+                                                    internal::DescribeExit(exit_status_),
+                                                    LogText()));
+    }
+    absl::SleepFor(absl::Microseconds(200));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrFormat("no daemon served %s within %s of the kill:\n%s", launch_.mountpoint,
+                      absl::FormatDuration(kStartTimeout), LogText()));
 }
 
 std::string DaemonProcess::TransportChoice() const {

@@ -16,6 +16,8 @@ namespace ringfuse::tools {
 
 // <directory of this program>/../daemon/ringfused, where the build puts it.
 std::string RingfusedNextToThisProgram();
+// <directory of this program>/ringfuse-ctl, likewise.
+std::string CtlNextToThisProgram();
 
 struct DaemonLaunch {
   std::string binary;                      // ringfused
@@ -25,6 +27,7 @@ struct DaemonLaunch {
   std::string transport;                   // --transport=
   std::vector<std::string> mount_options;  // each one -o NAME=VALUE
   std::string log;                         // the daemon's stderr goes here
+  std::string keeper;  // ringfuse-ctl: run under `ringfuse-ctl supervise` when set
 };
 
 // A control reply with the time the request took as seen from here.
@@ -56,7 +59,10 @@ class DaemonProcess {
   // and Stop() ends and reaps it like the first. An error if the restart failed (the daemon
   // serves on) or the old daemon did not exit 0.
   absl::StatusOr<ControlAnswer> Restart();
-  pid_t pid() const { return pid_; }
+  // Under a keeper: kills the daemon it runs with SIGKILL and returns once the next one answers
+  // the control socket; how long that took from the kill.
+  absl::StatusOr<absl::Duration> KillAndAwaitRecovery();
+  pid_t pid() const { return pid_; }  // the keeper's, under one
   // The first line the daemon wrote: which transport serves and why.
   std::string TransportChoice() const;
 

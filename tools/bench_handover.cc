@@ -136,7 +136,45 @@ absl::StatusOr<int> Load(const DaemonProcess& daemon, const std::string& mountpo
   return *nodes;
 }
 
-absl::StatusOr<HandoverResult> MeasureTree(const HandoverConfig& config, int inodes) {
+// One crash with the stat loop across it, then the walks after it.
+absl::StatusOr<CrashSample> MeasureCrash(DaemonProcess& daemon, const std::string& mountpoint,
+                                         const Tree& tree, const std::vector<StatProbe>& probes) {
+  StatLoop loop(probes);
+  absl::SleepFor(kLead);
+  absl::StatusOr<absl::Duration> recovered = daemon.KillAndAwaitRecovery();
+  absl::SleepFor(kTail);
+  const StatLoopResult seen = loop.Stop();
+  if (!recovered.ok()) return recovered.status();
+  CrashSample sample;
+  sample.recovery_us = absl::ToDoubleMicroseconds(*recovered);
+  sample.client_max_us = seen.max_us;
+  sample.cached_max_us = seen.max_cached_us;
+  sample.calls = static_cast<double>(seen.calls);
+  sample.failed_calls = seen.failed_calls;
+  if (seen.failed_calls > 0) {
+    std::fprintf(stderr, "FAILED: %d stat call(s) across the crash, the first %s\n",
+                 seen.failed_calls, seen.first_failure.c_str());
+  }
+  for (double* walk : {&sample.first_walk_us, &sample.cached_walk_us}) {
+    const internal::Stopwatch walking;
+    if (absl::Status walked = Walk(mountpoint, tree); !walked.ok()) return walked;
+    *walk = absl::ToDoubleMicroseconds(walking.elapsed());
+  }
+  return sample;
+}
+
+// A tree of `inodes` served by ringfused (under the keeper for a crash), walked once so that the
+// kernel caches every name.
+struct ServedTree {
+  TempDir dir;
+  std::string mountpoint;
+  Tree tree;
+  DaemonProcess daemon;
+  int nodes = 0;
+};
+
+absl::StatusOr<ServedTree> ServeTree(const HandoverConfig& config, int inodes,
+                                     const std::string& keeper) {
   absl::StatusOr<TempDir> dir = TempDir::Create("ringfuse-bench");
   if (!dir.ok()) return dir.status();
   const std::string source = dir->path() + "/source", mountpoint = dir->path() + "/mnt";
@@ -151,7 +189,8 @@ absl::StatusOr<HandoverResult> MeasureTree(const HandoverConfig& config, int ino
                             .mountpoint = mountpoint,
                             .transport = config.transport,
                             .mount_options = kMountOptions,
-                            .log = dir->path() + "/ringfused.log"});
+                            .log = dir->path() + "/ringfused.log",
+                            .keeper = keeper});
   if (!daemon.ok()) return daemon.status();
   const internal::Stopwatch walking;
   absl::StatusOr<int> nodes = Load(*daemon, mountpoint, *tree, inodes);
@@ -162,36 +201,61 @@ absl::StatusOr<HandoverResult> MeasureTree(const HandoverConfig& config, int ino
       inodes, tree->directories, tree->files, tree->symlinks, absl::ToDoubleSeconds(built),
       absl::ToDoubleSeconds(walking.elapsed()), *nodes, daemon->TransportChoice().c_str());
   std::fflush(stdout);
-  HandoverResult result{inodes, *nodes, {}};
-  const std::vector<StatProbe> probes = Probes(mountpoint, *tree);
+  return ServedTree{std::move(*dir), mountpoint, std::move(*tree), std::move(*daemon), *nodes};
+}
+
+absl::StatusOr<HandoverResult> MeasureRestarts(const HandoverConfig& config, int inodes) {
+  absl::StatusOr<ServedTree> served = ServeTree(config, inodes, "");
+  if (!served.ok()) return served.status();
+  HandoverResult result{inodes, served->nodes, {}};
+  const std::vector<StatProbe> probes = Probes(served->mountpoint, served->tree);
   for (int run = 0; run < config.runs && !StopRequested(); ++run) {
-    absl::StatusOr<HandoverSample> sample = MeasureRestart(*daemon, probes);
+    absl::StatusOr<HandoverSample> sample = MeasureRestart(served->daemon, probes);
     if (!sample.ok()) return sample.status();
     result.samples.push_back(*sample);
-    if (absl::Status checked = CheckServedOn(*daemon, *nodes, probes.front().path); !checked.ok()) {
+    if (absl::Status checked =
+            CheckServedOn(served->daemon, served->nodes, probes.front().path);
+        !checked.ok()) {
       return checked;
     }
   }
-  if (absl::Status stopped = daemon->Stop(); !stopped.ok()) return stopped;
+  if (absl::Status stopped = served->daemon.Stop(); !stopped.ok()) return stopped;
   return result;
 }
 
-int FailedCalls(const std::vector<HandoverResult>& results) {
+absl::StatusOr<CrashResult> MeasureCrashes(const HandoverConfig& config, int inodes) {
+  absl::StatusOr<ServedTree> served = ServeTree(config, inodes, config.ctl);
+  if (!served.ok()) return served.status();
+  CrashResult result{inodes, served->nodes, {}};
+  const std::vector<StatProbe> probes = Probes(served->mountpoint, served->tree);
+  for (int run = 0; run < config.runs && !StopRequested(); ++run) {
+    absl::StatusOr<CrashSample> sample =
+        MeasureCrash(served->daemon, served->mountpoint, served->tree, probes);
+    if (!sample.ok()) return sample.status();
+    result.samples.push_back(*sample);
+  }
+  if (absl::Status stopped = served->daemon.Stop(); !stopped.ok()) return stopped;
+  return result;
+}
+
+template <typename Sample>
+int FailedCalls(const std::vector<ReplacementResult<Sample>>& results) {
   int failed = 0;
-  for (const HandoverResult& result : results) {
-    for (const HandoverSample& sample : result.samples) failed += sample.failed_calls;
+  for (const auto& result : results) {
+    for (const Sample& sample : result.samples) failed += sample.failed_calls;
   }
   return failed;
 }
 
-}  // namespace
-
-int RunHandover(const HandoverConfig& config) {
-  std::vector<HandoverResult> results;
+// Runs `measure` for each tree size and prints the table; the exit status RunHandover says.
+template <typename Sample, typename Measure, typename MakeTable>
+int RunEach(const HandoverConfig& config, const char* what, Measure measure,
+            MakeTable make_table) {
+  std::vector<ReplacementResult<Sample>> results;
   absl::Status status;
   for (const int inodes : config.inode_counts) {
     if (StopRequested()) break;
-    absl::StatusOr<HandoverResult> result = MeasureTree(config, inodes);
+    absl::StatusOr<ReplacementResult<Sample>> result = measure(config, inodes);
     if (!result.ok()) {
       status = result.status();
       break;
@@ -199,9 +263,8 @@ int RunHandover(const HandoverConfig& config) {
     results.push_back(std::move(*result));
   }
   if (!results.empty()) {
-    std::printf(
-        "\nringfuse-ctl restart under a stat loop, --transport=%s, %d runs per tree size\n%s",
-        config.transport.c_str(), config.runs, HandoverTable(results).c_str());
+    std::printf("\n%s under a stat loop, --transport=%s, %d runs per tree size\n%s", what,
+                config.transport.c_str(), config.runs, make_table(results).c_str());
   }
   if (StopRequested()) return std::fprintf(stderr, "ringfuse-bench: stopped by a signal\n"), 130;
   if (!status.ok()) {
@@ -213,6 +276,17 @@ int RunHandover(const HandoverConfig& config) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int RunHandover(const HandoverConfig& config) {
+  return RunEach<HandoverSample>(config, "ringfuse-ctl restart", MeasureRestarts, HandoverTable);
+}
+
+int RunCrash(const HandoverConfig& config) {
+  return RunEach<CrashSample>(config, "kill -9 under ringfuse-ctl supervise", MeasureCrashes,
+                              CrashTable);
 }
 
 }  // namespace ringfuse::tools

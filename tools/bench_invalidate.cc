@@ -142,7 +142,8 @@ absl::StatusOr<TreeResult> MeasureTree(const InvalidateConfig& config, int inode
                             .mountpoint = mountpoint,
                             .transport = config.transport,
                             .mount_options = {},
-                            .log = dir->path() + "/ringfused.log"});
+                            .log = dir->path() + "/ringfused.log",
+                            .keeper = ""});
   if (!daemon.ok()) return daemon.status();
   TreeResult result{inodes, *tree, daemon->TransportChoice(), {}, 0};
   std::printf("%d inodes: %d directories, %d files, %d symlinks; ringfused: %s\n", inodes,

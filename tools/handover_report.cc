@@ -1,23 +1,19 @@
 #include "tools/handover_report.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_format.h"
-#include "tools/percentile.h"
 
 namespace ringfuse::tools {
 namespace {
 
-using Field = double HandoverSample::*;
-
+template <typename Sample>
 struct Row {
   const char* label;
-  Field field;
+  double Sample::*field;
   double scale;  // times are kept in microseconds and shown in milliseconds
   int decimals;
 };
 
-constexpr Row kRows[] = {
+constexpr Row<HandoverSample> kHandoverRows[] = {
     {"client pause: longest stat call, ms", &HandoverSample::client_max_us, 1e-3, 2},
     {"longest stat the kernel answered from its cache, ms", &HandoverSample::cached_max_us, 1e-3,
      2},
@@ -30,53 +26,61 @@ constexpr Row kRows[] = {
     {"stat calls in the window", &HandoverSample::calls, 1, 0},
 };
 
-std::string Cell(const HandoverResult& result, const Row& row) {
+constexpr Row<CrashSample> kCrashRows[] = {
+    {"client pause: longest stat call, ms", &CrashSample::client_max_us, 1e-3, 2},
+    {"longest stat the kernel answered from its cache, ms", &CrashSample::cached_max_us, 1e-3, 2},
+    {"kill to a daemon serving again, ms", &CrashSample::recovery_us, 1e-3, 2},
+    {"first walk of the tree after it (every name looked up again), ms",
+     &CrashSample::first_walk_us, 1e-3, 1},
+    {"the walk after that (the kernel's cache), ms", &CrashSample::cached_walk_us, 1e-3, 1},
+    {"stat calls in the window", &CrashSample::calls, 1, 0},
+};
+
+template <typename Sample>
+std::string Cell(const ReplacementResult<Sample>& result, const Row<Sample>& row) {
   if (result.samples.empty()) return "-";
   const MedianAndMax summary = Summarize(result.samples, row.field);
   return absl::StrFormat("%.*f / %.*f", row.decimals, summary.median * row.scale, row.decimals,
                          summary.max * row.scale);
 }
 
-int FailedCalls(const HandoverResult& result) {
+template <typename Sample>
+int FailedCalls(const ReplacementResult<Sample>& result) {
   int failed = 0;
-  for (const HandoverSample& sample : result.samples) failed += sample.failed_calls;
+  for (const Sample& sample : result.samples) failed += sample.failed_calls;
   return failed;
 }
 
-}  // namespace
-
-MedianAndMax Summarize(const std::vector<HandoverSample>& samples, Field field) {
-  std::vector<double> values;
-  for (const HandoverSample& sample : samples) values.push_back(sample.*field);
-  if (values.empty()) return {};
-  const double max = *std::max_element(values.begin(), values.end());
-  return {Percentile(values, 0.5), max};
-}
-
-std::string HandoverTable(const std::vector<HandoverResult>& results) {
+template <typename Sample, size_t kRowCount>
+std::string Table(const std::vector<ReplacementResult<Sample>>& results,
+                  const Row<Sample> (&rows)[kRowCount]) {
   std::string table = "| cell: median / max over the runs |";
   std::string rule = "|---|";
-  for (const HandoverResult& result : results) {
+  for (const auto& result : results) {
     absl::StrAppendFormat(&table, " %d inodes |", result.inodes);
     rule += "---|";
   }
   table += "\n" + rule + "\n| nodes in ringfused's table |";
-  for (const HandoverResult& result : results) absl::StrAppendFormat(&table, " %d |", result.nodes);
+  for (const auto& result : results) absl::StrAppendFormat(&table, " %d |", result.nodes);
   table += "\n| runs |";
-  for (const HandoverResult& result : results) {
-    absl::StrAppendFormat(&table, " %d |", result.samples.size());
-  }
-  for (const Row& row : kRows) {
+  for (const auto& result : results) absl::StrAppendFormat(&table, " %d |", result.samples.size());
+  for (const Row<Sample>& row : rows) {
     absl::StrAppendFormat(&table, "\n| %s |", row.label);
-    for (const HandoverResult& result : results) {
-      absl::StrAppendFormat(&table, " %s |", Cell(result, row));
-    }
+    for (const auto& result : results) absl::StrAppendFormat(&table, " %s |", Cell(result, row));
   }
   table += "\n| failed stat calls, all runs |";
-  for (const HandoverResult& result : results) {
-    absl::StrAppendFormat(&table, " %d |", FailedCalls(result));
-  }
+  for (const auto& result : results) absl::StrAppendFormat(&table, " %d |", FailedCalls(result));
   return table + "\n";
+}
+
+}  // namespace
+
+std::string HandoverTable(const std::vector<HandoverResult>& results) {
+  return Table(results, kHandoverRows);
+}
+
+std::string CrashTable(const std::vector<CrashResult>& results) {
+  return Table(results, kCrashRows);
 }
 
 }  // namespace ringfuse::tools

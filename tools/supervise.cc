@@ -20,6 +20,7 @@
 #include "transport/deadline.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
+#include "transport/wait_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -193,7 +194,7 @@ int Supervise(const SuperviseOptions& options) {
     const bool clean = WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
     if (clean || run.signalled()) return ExitCodeOf(*status);
     const std::string how = absl::StrFormat("the daemon (pid %d) %s", run.pid(),
-                                            daemon::DescribeExit(*status));
+                                            internal::DescribeExit(*status));
     if (!keeper.holds_connection()) {
       Say(how + " before it served a mount: nothing to keep");
       return ExitCodeOf(*status);

@@ -2,6 +2,8 @@
 
 #include <sys/wait.h>
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace ringfuse::internal {
@@ -15,7 +17,8 @@ std::string DescribeExit(std::optional<int> wait_status) {
   if (WIFEXITED(*wait_status))
     return absl::StrCat("exited with status ", WEXITSTATUS(*wait_status));
   if (WIFSIGNALED(*wait_status))
-    return absl::StrCat("was killed by signal ", WTERMSIG(*wait_status));
+    return absl::StrCat("was killed by signal ", WTERMSIG(*wait_status), " (",
+                        ::strsignal(WTERMSIG(*wait_status)), ")");
   return absl::StrCat("ended with wait status ", *wait_status);
 }
 

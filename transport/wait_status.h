@@ -11,7 +11,7 @@ namespace ringfuse::internal {
 bool ExitedCleanly(std::optional<int> wait_status);
 
 // How the child ended, as a phrase to follow its name: "exited with status 1", "was killed by
-// signal 9", or "could not be waited for" when there is no status.
+// signal 9 (Killed)", or "could not be waited for" when there is no status.
 std::string DescribeExit(std::optional<int> wait_status);
 
 }  // namespace ringfuse::internal

@@ -173,7 +173,8 @@ TEST_P(SupervisedTransports, AKilledDaemonIsStartedAgainAndTheMountServesOn) {
   EXPECT_EQ(::read(opened_before.get(), &byte, 1), -1) << "a dead daemon's file was read";
   EXPECT_TRUE(errno == EBADF || errno == ESTALE) << std::strerror(errno);
   const std::string log = ReadFile(log_);
-  EXPECT_THAT(log, HasSubstr("died of Killed; starting it again to serve " + mountpoint_));
+  EXPECT_THAT(log, HasSubstr("was killed by signal 9 (Killed); starting it again to serve " +
+                             mountpoint_));
   StopWithSigterm();
 }
 

@@ -1,4 +1,4 @@
-// ringfuse-bench handover's table: medians and maxima over the runs, times shown in
+// ringfuse-bench handover's and crash's tables: medians and maxima over the runs, times shown in
 // milliseconds, the failed calls of every run added up, and a column per tree size in order.
 #include "tools/handover_report.h"
 
@@ -30,7 +30,8 @@ TEST(HandoverSummarize, GivesTheMedianAndTheMaximum) {
 }
 
 TEST(HandoverSummarize, OfNothingIsZero) {
-  const MedianAndMax summary = Summarize({}, &HandoverSample::pause_us);
+  const MedianAndMax summary =
+      Summarize(std::vector<HandoverSample>{}, &HandoverSample::pause_us);
   EXPECT_EQ(summary.median, 0);
   EXPECT_EQ(summary.max, 0);
 }
@@ -55,6 +56,20 @@ TEST(HandoverTable, MarksATreeWithoutRuns) {
   const std::string table = HandoverTable({{10000, 10001, {}}});
   EXPECT_THAT(table, HasSubstr("| runs | 0 |"));
   EXPECT_THAT(table, HasSubstr("| ringfused pause_us, ms | - |"));
+}
+
+TEST(CrashTable, ShowsItsOwnRowsInMilliseconds) {
+  CrashSample sample;
+  sample.client_max_us = 31000;
+  sample.recovery_us = 29500;
+  sample.first_walk_us = 812000;
+  sample.failed_calls = 1;
+  const std::string table = CrashTable({{10000, 10001, {sample}}});
+  EXPECT_THAT(table, HasSubstr("| client pause: longest stat call, ms | 31.00 / 31.00 |"));
+  EXPECT_THAT(table, HasSubstr("| kill to a daemon serving again, ms | 29.50 / 29.50 |"));
+  EXPECT_THAT(table, HasSubstr("every name looked up again), ms | 812.0 / 812.0 |"));
+  EXPECT_THAT(table, HasSubstr("| failed stat calls, all runs | 1 |"));
+  EXPECT_THAT(table, ::testing::Not(HasSubstr("save_us")));
 }
 
 }  // namespace
