@@ -50,10 +50,10 @@ class FixedTree : public Handler {
   void Lookup(const RequestContext&, const op::Lookup& args, EntryReply reply) override {
     ++shared_.lookups;
     if (args.name != "file") return reply.Error(ENOENT);
-    reply.Ok(MakeEntry(kFile, 1, FileAttr(), Timeout{3600}, Timeout{3600}));
+    reply.Ok(MakeEntry(kFile, 1, RegularFileAttr(kFile, kContents.size()), Timeout{3600}, Timeout{3600}));
   }
   void Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) override {
-    reply.Ok(MakeAttrOut(context.nodeid() == kFile ? FileAttr() : RootAttr(), Timeout{3600}));
+    reply.Ok(MakeAttrOut(context.nodeid() == kFile ? RegularFileAttr(kFile, kContents.size()) : RootDirectoryAttr(), Timeout{3600}));
   }
   void Open(const RequestContext&, const op::Open&, OpenReply reply) override {
     reply.Ok(MakeOpenOut(kFh, wire::kFopenDirectIo));  // every read reaches the daemon
@@ -68,21 +68,6 @@ class FixedTree : public Handler {
   void Release(const RequestContext&, const op::Release&, EmptyReply reply) override { reply.Ok(); }
 
  private:
-  static wire::Attr FileAttr() {
-    wire::Attr attr{};
-    attr.ino = kFile;
-    attr.mode = S_IFREG | 0644;
-    attr.nlink = 1;
-    attr.size = kContents.size();
-    return attr;
-  }
-  static wire::Attr RootAttr() {
-    wire::Attr attr{};
-    attr.ino = wire::kRootId;
-    attr.mode = S_IFDIR | 0755;
-    attr.nlink = 2;
-    return attr;
-  }
   Shared& shared_;
 };
 

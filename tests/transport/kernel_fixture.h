@@ -82,6 +82,24 @@ class ServedMount {
 // Waits for the session to end by itself (unmounted or aborted from outside), at most `bound`.
 bool WaitsForEnd(Session& session, std::chrono::milliseconds bound);
 
+// The attributes of the tiny fixed trees some tests serve: the root directory, and a regular
+// file `ino` of `size` bytes.
+inline wire::Attr RootDirectoryAttr() {
+  wire::Attr attr{};
+  attr.ino = wire::kRootId;
+  attr.mode = S_IFDIR | 0755;
+  attr.nlink = 2;
+  return attr;
+}
+inline wire::Attr RegularFileAttr(uint64_t ino, uint64_t size) {
+  wire::Attr attr{};
+  attr.ino = ino;
+  attr.mode = S_IFREG | 0644;
+  attr.nlink = 1;
+  attr.size = size;
+  return attr;
+}
+
 // For tests parameterized over the three transports.
 inline const auto kEveryTransport =
     ::testing::Values(TransportKind::kThreads, TransportKind::kUring, TransportKind::kUringCmd);

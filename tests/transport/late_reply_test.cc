@@ -39,10 +39,10 @@ class LateReplyFs : public Handler {
 
   void Lookup(const RequestContext&, const op::Lookup& args, EntryReply reply) override {
     if (args.name != "file") return reply.Error(ENOENT);
-    reply.Ok(MakeEntry(kFile, 1, FileAttr(), Timeout{}, Timeout{}));
+    reply.Ok(MakeEntry(kFile, 1, RegularFileAttr(kFile, kContents.size()), Timeout{}, Timeout{}));
   }
   void Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) override {
-    const wire::Attr attr = context.nodeid() == kFile ? FileAttr() : RootAttr();
+    const wire::Attr attr = context.nodeid() == kFile ? RegularFileAttr(kFile, kContents.size()) : RootDirectoryAttr();
     Later([reply = std::move(reply), attr]() mutable { reply.Ok(MakeAttrOut(attr, Timeout{})); });
   }
   void Open(const RequestContext&, const op::Open&, OpenReply reply) override {
@@ -60,22 +60,6 @@ class LateReplyFs : public Handler {
   uint64_t answered() const { return answered_.load(); }
 
  private:
-  static wire::Attr FileAttr() {
-    wire::Attr attr{};
-    attr.ino = kFile;
-    attr.mode = S_IFREG | 0644;
-    attr.nlink = 1;
-    attr.size = kContents.size();
-    return attr;
-  }
-  static wire::Attr RootAttr() {
-    wire::Attr attr{};
-    attr.ino = wire::kRootId;
-    attr.mode = S_IFDIR | 0755;
-    attr.nlink = 2;
-    return attr;
-  }
-
   void Later(absl::AnyInvocable<void()> answer) {
     {
       std::lock_guard lock(mutex_);
