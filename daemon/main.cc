@@ -121,11 +121,17 @@ struct Running {
   std::unique_ptr<Publisher> publisher;
   std::unique_ptr<ControlServer> control;
   Program successor;        // what ringfuse-ctl restart starts
+  bool kept = false;        // under ringfuse-ctl supervise, which restarts it instead
   pid_t successor_pid = 0;  // once handed over; written by the control thread
 };
 
 std::string AnswerFor(Running& running, std::string_view request, ControlServer& server) {
-  const auto restart = [&](const std::string& binary) {
+  const auto restart = [&](const std::string& binary) -> absl::StatusOr<RestartReport> {
+    if (running.kept) {
+      return absl::FailedPreconditionError(
+          "this ringfused is kept by ringfuse-ctl supervise, which holds its connection: end it "
+          "(kill it), and the keeper starts the program again on the same mount");
+    }
     Program successor = running.successor;
     if (!binary.empty()) successor.binary = binary;
     const std::string revision = running.publisher ? running.publisher->current() : "";
@@ -338,6 +344,7 @@ int Run(const DaemonOptions& options, Program successor, std::string_view progra
   }
   Running running;
   running.successor = std::move(successor);
+  running.kept = options.keeper_fd >= 0;
   if (absl::Status status = Start(running, options, std::move(trace_file), program); !status.ok()) {
     const std::string message(status.message());
     if (detached) {

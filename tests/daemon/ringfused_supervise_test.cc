@@ -482,6 +482,20 @@ TEST_F(RingfusedSupervise, AStopAskedForWhileTheDaemonRestartsUnmountsCleanly) {
   }
 }
 
+// ringfuse-ctl restart of a kept daemon says how to restart it instead, and the daemon serves on.
+TEST_F(RingfusedSupervise, RestartOfAKeptDaemonIsRefusedAndItServesOn) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartSupervised({"--transport=threads", source_, mountpoint_});
+  const pid_t serving = DaemonPid();
+  const Outcome restarted = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
+  EXPECT_EQ(restarted.exit_code, 1) << restarted.output;
+  EXPECT_THAT(restarted.output, HasSubstr("the running ringfused serves on"));
+  EXPECT_THAT(restarted.output, HasSubstr("kept by ringfuse-ctl supervise"));
+  EXPECT_EQ(DaemonPid(), serving);
+  ExpectServes("after-the-refusal");
+  StopWithSigterm();
+}
+
 // What a kept session cannot survive is refused before anything is mounted, saying why.
 TEST_F(RingfusedSupervise, WhatCannotBeKeptIsRefusedAndNothingIsMounted) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
