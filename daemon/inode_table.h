@@ -133,6 +133,7 @@ class InodeTable {
   std::shared_ptr<const Inode> NodeNamed(uint64_t parent, std::string_view name);
   // Whether closed nodes are reopened by file handle; otherwise by name.
   bool reopens_by_handle() const { return handles_.openable(); }
+  InodeHandles& handles() { return handles_; }
   // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
   // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
   int Adopt(internal::UniqueFd path, Found& found);

@@ -22,6 +22,7 @@
 #include "daemon/debug_tracer.h"
 #include "daemon/detach.h"
 #include "daemon/handover_state.h"
+#include "daemon/open_file_journal.h"
 #include "daemon/options.h"
 #include "daemon/passthrough_fs.h"
 #include "daemon/restart.h"
@@ -116,6 +117,7 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
 struct Running {
   DebugTracer tracer;
   std::unique_ptr<JsonTraceWriter> trace;
+  std::unique_ptr<OpenFileJournal> journal;  // a kept daemon's, in passthrough mode
   std::unique_ptr<PassthroughFs> fs;
   std::unique_ptr<Session> session;
   std::unique_ptr<Publisher> publisher;
@@ -207,12 +209,25 @@ absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inheri
 }
 
 // A kept daemon started again after a crash: the revision last published (the keeper's note),
-// and node ids and fh values of its own.
+// node ids and fh values of its own, and the open files the journal kept (the keeper's fd).
 absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, PassthroughFs& fs,
-                                            Served& served, Inherited& inherited) {
+                                            Served& served, Inherited& inherited,
+                                            std::unique_ptr<OpenFileJournal>& journal) {
   StopLookupHang();
+  std::vector<internal::UniqueFd> kept;
+  for (int fd : crash.fds) kept.emplace_back(fd);
   if (absl::Status continued = fs.ContinueAfterCrash(crash.incarnation); !continued.ok()) {
     return continued;
+  }
+  if (journal != nullptr) {
+    if (kept.empty()) return absl::DataLossError("the keeper kept no open-file journal");
+    absl::StatusOr<std::unique_ptr<OpenFileJournal>> adopted =
+        OpenFileJournal::Adopt(std::move(kept[0]));
+    if (!adopted.ok()) return adopted.status();
+    journal = std::move(*adopted);
+    fs.KeepOpenFilesIn(journal.get());
+    const size_t reopened = fs.ReopenAfterCrash(*journal);
+    LogLine(LogLevel::kInfo, absl::StrCat("reopened ", reopened, " files open at the crash"));
   }
   if (served.repo && !crash.note.empty() && crash.note != inherited.revision) {
     absl::StatusOr<internal::UniqueFd> root = served.repo->OpenRevision(crash.note);
@@ -228,12 +243,25 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
 absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& session_options,
                                                       const DaemonOptions& options,
                                                       PassthroughFs& fs, Served& served,
-                                                      Inherited& inherited) {
+                                                      Inherited& inherited,
+                                                      std::unique_ptr<OpenFileJournal>& journal) {
   if (options.keeper_fd >= 0) {
-    return Session::StartKept(options.keeper_fd, session_options, fs,
-                              [&](const CrashRecovery& crash) {
-                                return RecoverAfterCrash(crash, fs, served, inherited);
-                              });
+    // Open files are journaled in passthrough mode, where clients write (revisions are read-only
+    // and small).
+    std::vector<int> kept_fds;
+    if (options.mode == Mode::kPassthrough) {
+      absl::StatusOr<std::unique_ptr<OpenFileJournal>> created = OpenFileJournal::Create();
+      if (!created.ok()) return created.status();
+      journal = std::move(*created);
+      fs.KeepOpenFilesIn(journal.get());
+      kept_fds.push_back(journal->fd());
+    }
+    return Session::StartKept(
+        options.keeper_fd, session_options, fs,
+        [&](const CrashRecovery& crash) {
+          return RecoverAfterCrash(crash, fs, served, inherited, journal);
+        },
+        kept_fds);
   }
   if (options.takeover_fd < 0) return Session::Start(session_options, fs);
   const internal::UniqueFd socket(options.takeover_fd);
@@ -270,7 +298,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
   }
   Inherited inherited{served->revision, {}};
   absl::StatusOr<std::unique_ptr<Session>> session =
-      StartSession(session_options, options, *running.fs, *served, inherited);
+      StartSession(session_options, options, *running.fs, *served, inherited, running.journal);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
   if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(wire::NotifyCode::kPrune)) {

@@ -88,6 +88,12 @@ int PassthroughFs::BackingFlags(int flags) const {
 
 int PassthroughFs::NewHandle(internal::UniqueFd fd, int flags, bool direct, wire::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
+  const std::string inode = journal_ != nullptr ? inodes_.handles().HandleOf(handle->fd()) : "";
+  const auto add = [&](std::unique_ptr<FileHandle> opened) {
+    const uint64_t fh = open_files_.Add(std::move(opened));
+    if (journal_ != nullptr) journal_->Opened(fh, inode, flags);
+    return fh;
+  };
   if (options_.passthrough && !SetId(handle->fd())) {
     absl::StatusOr<int32_t> id = backing_ids_.Acquire(backing_files_, handle->fd(), handle->dev(),
                                                       handle->ino(), Writes(flags));
@@ -96,7 +102,7 @@ int PassthroughFs::NewHandle(internal::UniqueFd fd, int flags, bool direct, wire
       // O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), and one backing file
       // serves every passthrough open of the inode, so a client's O_DIRECT is not honoured here.
       handle->set_passthrough();
-      out = MakeOpenOut(open_files_.Add(std::move(handle)), wire::kFopenPassthrough, *id);
+      out = MakeOpenOut(add(std::move(handle)), wire::kFopenPassthrough, *id);
       return 0;
     }
     // The kernel would fail a daemon-served open of an inode open in passthrough with EIO; its
@@ -112,7 +118,7 @@ int PassthroughFs::NewHandle(internal::UniqueFd fd, int flags, bool direct, wire
   }
   uint32_t open_flags = options_.keep_cache ? wire::kFopenKeepCache : 0;
   if (!options_.cache) open_flags |= wire::kFopenDirectIo;
-  out = MakeOpenOut(open_files_.Add(std::move(handle)), open_flags);
+  out = MakeOpenOut(add(std::move(handle)), open_flags);
   return 0;
 }
 
@@ -296,6 +302,7 @@ void PassthroughFs::SyncUnknown(uint64_t fh, EmptyReply& reply) {
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
   const std::shared_ptr<FileHandle> handle = open_files_.Take(args.fh());
   if (handle == nullptr) return FinishUnknown(args.fh(), reply);
+  if (journal_ != nullptr) journal_->Released(args.fh());
   owner_locks_.Released(args.fh());
   if (handle->passthrough()) backing_ids_.Release(handle->dev(), handle->ino());
   reply.Ok();

@@ -167,10 +167,20 @@ void PassthroughFs::BatchForget(const RequestContext&, const op::BatchForget& ar
   }
 }
 
-void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
+void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr& args,
+                            AttrReply reply) {
   struct stat st;
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) {
+    const int unknown = errno;
+    // A file open across a crash (ReopenAfterCrash): the node is the dead daemon's, the fh this
+    // one's again.
+    const std::shared_ptr<FileHandle> file =
+        args.fh().has_value() ? open_files_.Find(*args.fh()) : nullptr;
+    if (file == nullptr) return reply.Error(unknown);
+    if (::fstat(file->fd(), &st) != 0) return reply.Error(errno);
+    return reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
+  }
   if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
   reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
 }

@@ -23,6 +23,7 @@
 #include "daemon/backing_ids.h"
 #include "daemon/dir_handle.h"
 #include "daemon/file_handle.h"
+#include "daemon/open_file_journal.h"
 #include "daemon/handle_registry.h"
 #include "daemon/inode_table.h"
 #include "daemon/lock_waiter.h"
@@ -143,6 +144,12 @@ class PassthroughFs : public Handler {
   // from before, EBADF, except that FLUSH and RELEASE of one succeed: its file is closed already.
   // OutOfRange past 2^24 - 1 incarnations.
   absl::Status ContinueAfterCrash(uint32_t incarnation);
+  // A kept daemon: records every open file in `journal` from now on (null: none), and, after a
+  // crash, first reopens those the dead daemon recorded, under their fh values; returns how
+  // many. One whose inode cannot be reopened (gone, or on a filesystem without handles) stays
+  // lost: EBADF.
+  void KeepOpenFilesIn(OpenFileJournal* journal) { journal_ = journal; }
+  size_t ReopenAfterCrash(OpenFileJournal& journal);
 
   const InodeTable& inodes() const { return inodes_; }
   // Open files and directories the kernel has not released (yet).
@@ -222,6 +229,7 @@ class PassthroughFs : public Handler {
   // Each incarnation's node ids and fh values have 2^40 to themselves, and 2^24 incarnations fit.
   static constexpr int kIncarnationShift = 40;
   uint64_t first_own_fh_ = 0;  // an fh below it was a dead daemon's (ContinueAfterCrash)
+  OpenFileJournal* journal_ = nullptr;  // set once, before serving
   // The close of an fh found nowhere: EBADF for one of this daemon's own, success for a dead
   // daemon's, whose file is closed already.
   void FinishUnknown(uint64_t fh, EmptyReply& reply) const {

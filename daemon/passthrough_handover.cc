@@ -89,4 +89,25 @@ absl::Status PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
   return absl::OkStatus();
 }
 
+size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
+  size_t reopened = 0;
+  for (const OpenFileJournal::Entry& entry : journal.Recover()) {
+    const internal::UniqueFd inode = inodes_.handles().Open(entry.handle);
+    // Reopened through /proc: an O_PATH fd cannot be opened again any other way. What the first
+    // open created or truncated is not done again.
+    const int flags = entry.flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY);
+    internal::UniqueFd fd;
+    if (inode.valid()) {
+      fd.reset(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(), flags | O_CLOEXEC));
+    }
+    if (!fd.valid() ||
+        !open_files_.Restore(entry.fh, std::make_unique<FileHandle>(std::move(fd), entry.flags))) {
+      journal.Released(entry.fh);
+      continue;
+    }
+    ++reopened;
+  }
+  return reopened;
+}
+
 }  // namespace ringfuse::daemon

@@ -65,8 +65,8 @@ constexpr const char* kUsage =
     "old one serves on.\n"
     "supervise: run PROGRAM (ringfused and its arguments, which get --keeper-fd=N) and keep\n"
     "its mount across a crash: when it dies (kill -9, a crash), start it again on the same\n"
-    "connection; clients only wait. Files open across a crash fail with EBADF, locks are lost\n"
-    "(docs/crash-recovery.md). Ends when PROGRAM exits 0, or when it dies again after N\n"
+    "connection; clients only wait, and open files are reopened. Open directories and locks\n"
+    "are lost (docs/crash-recovery.md). Ends when PROGRAM exits 0, or when it dies again after N\n"
     "restarts within a minute (default 10).\n";
 
 int Usage() {

@@ -4,6 +4,7 @@
 
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "transport/keeper_protocol.h"
@@ -45,16 +46,18 @@ absl::Status ConnectionKeeper::Answer(int socket) {
   if (absl::Status sent = SendKeeperAnswer(socket, KeeperKept{handed_out_, note_}); !sent.ok()) {
     return sent;
   }
-  const int fd = dev_fd();
-  return SendHandover(socket, connection_->record, std::span<const int>(&fd, 1));
+  std::vector<int> fds;
+  for (const UniqueFd& fd : connection_->fds) fds.push_back(fd.get());
+  return SendHandover(socket, connection_->record, fds);
 }
 
 absl::Status ConnectionKeeper::Take(int socket) {
   absl::StatusOr<ReceivedHandover> deposited = ReceiveHandover(socket);
   if (!deposited.ok()) return deposited.status();
-  if (deposited->fds.size() != 1) {
+  if (deposited->fds.empty() || deposited->fds.size() > 1 + kMaxKeptFds) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "a deposit carries the /dev/fuse fd alone, not %d fds", deposited->fds.size()));
+        "a deposit carries the /dev/fuse fd and at most %d more, not %d fds", kMaxKeptFds,
+        deposited->fds.size()));
   }
   if (connection_) {
     return absl::FailedPreconditionError(absl::StrFormat(

@@ -40,7 +40,8 @@ class ConnectionKeeper {
   absl::Status Answer(int socket);
   absl::Status Take(int socket);
 
-  std::optional<ReceivedHandover> connection_;  // the record, and fds[0] the /dev/fuse fd
+  // The record; fds[0] the /dev/fuse fd, the rest the application's.
+  std::optional<ReceivedHandover> connection_;
   std::string note_;
   uint32_t handed_out_ = 0;
   bool daemon_serves_ = false;

@@ -5,7 +5,9 @@
 //   keeper -> daemon   fresh                    no: mount, and deposit the connection
 //                      kept INCARNATION NOTE    yes: the connection follows, as a handover's
 //                                               record (SendHandover) with its /dev/fuse fd
-//   daemon -> keeper   deposit                  after INIT; the connection follows (SendHandover)
+//                                               and the application's kept fds
+//   daemon -> keeper   deposit                  after INIT; the connection and the kept fds
+//                                               follow (SendHandover)
 //                      note BYTES               replaces what a later incarnation is told
 //                      serving                  a recovered connection is served again
 //
@@ -23,6 +25,8 @@ namespace ringfuse::internal {
 
 // The largest note a keeper holds: one message, well within a socket's send buffer.
 inline constexpr size_t kMaxKeptNote = 64 * 1024;
+// The most fds of the application it holds beside the connection's.
+inline constexpr size_t kMaxKeptFds = 16;
 
 struct KeeperHello {};
 struct KeeperDeposit {};

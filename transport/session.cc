@@ -309,9 +309,10 @@ uint32_t Session::incarnation() const { return impl_->incarnation(); }
 absl::StatusOr<std::unique_ptr<Session>> Session::StartKept(int keeper_socket,
                                                             const SessionOptions& options,
                                                             Handler& handler,
-                                                            const RecoverAfterCrash& recover) {
+                                                            const RecoverAfterCrash& recover,
+                                                            const std::vector<int>& kept_fds) {
   absl::StatusOr<std::unique_ptr<internal::SessionImpl>> impl = internal::SessionImpl::StartKept(
-      internal::UniqueFd(keeper_socket), options, handler, recover);
+      internal::UniqueFd(keeper_socket), options, handler, recover, kept_fds);
   if (!impl.ok()) return impl.status();
   return std::unique_ptr<Session>(new Session(std::move(*impl)));
 }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "protocol/dispatcher.h"
 #include "ringfuse/handover.h"
@@ -35,10 +36,9 @@ class SessionImpl {
                                                                Handler& handler,
                                                                const RestoreFromHandover& restore);
   // Serves a kept connection: mounts and deposits it, or recovers it (session_keeper.cc).
-  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKept(UniqueFd keeper,
-                                                                const SessionOptions& options,
-                                                                Handler& handler,
-                                                                const RecoverAfterCrash& recover);
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKept(
+      UniqueFd keeper, const SessionOptions& options, Handler& handler,
+      const RecoverAfterCrash& recover, const std::vector<int>& kept_fds);
   // Stops (if still running) and joins.
   ~SessionImpl();
 
@@ -95,8 +95,8 @@ class SessionImpl {
                               const SessionOptions& options, const RecoverAfterCrash& recover);
   // A kept session needs NOTIFY_RESEND.
   absl::Status CheckKernelResends() const;
-  // Gives the keeper a copy of the connection, once INIT is agreed.
-  absl::Status DepositWithKeeper();
+  // Gives the keeper a copy of the connection, and `kept_fds`, once INIT is agreed.
+  absl::Status DepositWithKeeper(const std::vector<int>& kept_fds);
   // Pauses, saves, sends and waits for the other process to serve.
   absl::Status SendConnection(int socket, const SaveForHandover& save,
                               const HandoverOptions& options, HandoverReport& report);

@@ -40,9 +40,14 @@ absl::StatusOr<SessionOptions> KeptOptions(SessionOptions options) {
 
 absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
     UniqueFd keeper, const SessionOptions& given, Handler& handler,
-    const RecoverAfterCrash& recover) {
+    const RecoverAfterCrash& recover, const std::vector<int>& kept_fds) {
   absl::StatusOr<SessionOptions> options = KeptOptions(given);
   if (!options.ok()) return options.status();
+  if (kept_fds.size() > kMaxKeptFds) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a keeper holds at most %d fds of the application, not %d", kMaxKeptFds,
+                        kept_fds.size()));
+  }
   // Not for the programs this one starts (fusermount3).
   if (::fcntl(keeper.get(), F_SETFD, FD_CLOEXEC) != 0) {
     return ErrnoStatus(errno, "the keeper's socket");
@@ -58,7 +63,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
     session->keeper_ = std::move(keeper);
     // Before the first request is read: from then on nothing read dies with this process.
     absl::Status serving = session->CheckKernelResends();
-    if (serving.ok()) serving = session->DepositWithKeeper();
+    if (serving.ok()) serving = session->DepositWithKeeper(kept_fds);
     if (serving.ok()) serving = session->StartTransport(*options);
     if (!serving.ok()) {
       session->Stop();
@@ -69,11 +74,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
   const KeeperKept& kept = std::get<KeeperKept>(*answer);
   absl::StatusOr<ReceivedHandover> received = ReceiveHandover(keeper.get());
   if (!received.ok()) return received.status();
-  if (received->fds.size() != 1) {
-    return absl::DataLossError(absl::StrFormat(
-        "the keeper sent %d fds with the connection, not its /dev/fuse fd alone",
-        received->fds.size()));
-  }
+  if (received->fds.empty()) return absl::DataLossError("the keeper sent no /dev/fuse fd");
   HandoverRecord& record = received->record;
   session.reset(new SessionImpl(received->fds[0].get(), handler, options->init));
   // Until it serves, nothing here unmounts: the keeper holds the mount for the next try.
@@ -81,7 +82,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
   session->dispatcher_.set_observer(options->observer);
   session->mount_.emplace(Mount::Adopt(std::move(received->fds[0]), std::move(record.mountpoint),
                                        record.method, record.connection_id));
-  const CrashRecovery crash{kept.incarnation, kept.note};
+  CrashRecovery crash{kept.incarnation, kept.note, {}};
+  for (size_t i = 1; i < received->fds.size(); ++i) crash.fds.push_back(received->fds[i].release());
   if (absl::Status serving = session->ServeRecovered(record, crash, *options, recover);
       !serving.ok()) {
     session->mount_->LeaveMounted();
@@ -132,15 +134,16 @@ absl::Status SessionImpl::CheckKernelResends() const {
       mount_->mountpoint(), dispatcher_.negotiated().kernel_minor, needed));
 }
 
-absl::Status SessionImpl::DepositWithKeeper() {
+absl::Status SessionImpl::DepositWithKeeper(const std::vector<int>& kept_fds) {
   const HandoverRecord record{dispatcher_.negotiated(), mount_->mountpoint(), mount_->method(),
                               mount_->connection_id(), ""};
-  const int fd = mount_->dev_fd();
+  std::vector<int> fds{mount_->dev_fd()};
+  fds.insert(fds.end(), kept_fds.begin(), kept_fds.end());
   std::lock_guard lock(keeper_mutex_);
   if (absl::Status said = SendDaemonMessage(keeper_.get(), KeeperDeposit{}); !said.ok()) {
     return said;
   }
-  return SendHandover(keeper_.get(), record, std::span<const int>(&fd, 1));
+  return SendHandover(keeper_.get(), record, fds);
 }
 
 absl::Status SessionImpl::UpdateKeptNote(std::string_view note) {

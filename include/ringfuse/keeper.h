@@ -23,8 +23,13 @@
 ///   executed twice: a CREATE with O_EXCL or a MKDIR then fails with EEXIST, an UNLINK with
 ///   ENOENT. (A handover, by contrast, executes nothing twice.)
 /// - Files and directories open before the crash: what the application did not rebuild fails
-///   cleanly (ringfused: EBADF for reads and writes, ESTALE for fstat), and closing them works.
+///   cleanly, and closing them works (ringfused reopens open files from a journal it keeps with
+///   the keeper; open directories answer EBADF, fstat ESTALE).
 /// - Locks held through the dead process's files are released by its death.
+///
+/// What the kernel still refers to can be rebuilt: the keeper holds, beside the connection, fds
+/// the application gives it (StartKept's `kept_fds`) and hands them to each process after a
+/// crash (CrashRecovery::fds). ringfused keeps its open files in such a memfd.
 ///
 /// Transports: threads and uring (their workers read the connection's fd itself, not clones, so
 /// that nothing the kernel delivered dies with the process). uring-cmd cannot be kept: its ring
@@ -34,6 +39,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ringfuse/export.h"
@@ -50,6 +56,10 @@ struct CrashRecovery {
   uint32_t incarnation = 0;
   /// What the application last left with the keeper (Session::UpdateKeptNote), "" if nothing.
   std::string note;
+  /// This process's copies of the fds the first process gave the keeper (StartKept's
+  /// `kept_fds`, a memfd the application keeps state in, say), in that order; the callback owns
+  /// them. The keeper keeps its own copies for the next crash.
+  std::vector<int> fds;
 };
 
 /// The application's answer.

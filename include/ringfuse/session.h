@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -72,11 +73,12 @@ class Session {
   /// kernel's cached names are marked stale unless it says they stay valid, what the dead
   /// process had read is resent, and the transport starts. options.transport must not be
   /// kUringCmd, kAuto means kUring, and every worker reads the connection's own fd
-  /// (TransportOptions::clone_fds is taken as false).
-  static absl::StatusOr<std::unique_ptr<Session>> StartKept(int keeper_socket,
-                                                            const SessionOptions& options,
-                                                            Handler& handler,
-                                                            const RecoverAfterCrash& recover);
+  /// (TransportOptions::clone_fds is taken as false). `kept_fds` (at most 16) go to the keeper
+  /// with the connection, when this process mounts, and come back in CrashRecovery::fds; they
+  /// stay the caller's.
+  static absl::StatusOr<std::unique_ptr<Session>> StartKept(
+      int keeper_socket, const SessionOptions& options, Handler& handler,
+      const RecoverAfterCrash& recover, const std::vector<int>& kept_fds = {});
   /// Stops (if still running) and joins.
   ~Session();
 

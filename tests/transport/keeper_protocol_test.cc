@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/open_fds.h"
@@ -114,17 +115,29 @@ TEST(ConnectionKeeper, ASecondDepositIsRefusedAndTheFirstStaysKept) {
   EXPECT_EQ(InodeOf(keeper.dev_fd()), InodeOf(first.get()));
 }
 
-TEST(ConnectionKeeper, ADepositWithMoreThanTheConnectionsFdIsRefused) {
+TEST(ConnectionKeeper, KeepsTheApplicationsFdsAndRefusesMoreThanItsLimit) {
   ConnectionKeeper keeper;
   const Ends ends = Connect();
-  const size_t fds_before = OpenFdCount();
   const UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  const int fds[] = {dev.get(), dev.get()};
+  const UniqueFd state(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
+  const size_t fds_before = OpenFdCount();
+  std::vector<int> too_many(2 + kMaxKeptFds, dev.get());
   ASSERT_TRUE(SendDaemonMessage(ends.daemon.get(), KeeperDeposit{}).ok());
-  ASSERT_TRUE(SendHandover(ends.daemon.get(), Connection(), fds).ok());
+  ASSERT_TRUE(SendHandover(ends.daemon.get(), Connection(), too_many).ok());
   EXPECT_TRUE(absl::IsInvalidArgument(keeper.ServeOne(ends.keeper.get())));
   EXPECT_FALSE(keeper.holds_connection());
-  EXPECT_EQ(OpenFdCount(), fds_before + 1);  // `dev` alone
+  EXPECT_EQ(OpenFdCount(), fds_before);
+
+  const int kept[] = {dev.get(), state.get()};
+  ASSERT_TRUE(SendDaemonMessage(ends.daemon.get(), KeeperDeposit{}).ok());
+  ASSERT_TRUE(SendHandover(ends.daemon.get(), Connection(), kept).ok());
+  ASSERT_TRUE(keeper.ServeOne(ends.keeper.get()).ok());
+  const Ends next = Connect();
+  ASSERT_TRUE(std::holds_alternative<KeeperKept>(Hello(next, keeper)));
+  absl::StatusOr<ReceivedHandover> connection = ReceiveHandover(next.daemon.get());
+  ASSERT_TRUE(connection.ok()) << connection.status();
+  ASSERT_EQ(connection->fds.size(), 2u);
+  EXPECT_EQ(InodeOf(connection->fds[1].get()), InodeOf(state.get()));
 }
 
 // Raw messages a confused or hostile daemon may send instead of the protocol's.
