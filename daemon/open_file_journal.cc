@@ -59,7 +59,7 @@ OpenFileJournal::OpenFileJournal(internal::UniqueFd memfd, Header* header)
 
 OpenFileJournal::~OpenFileJournal() { ::munmap(header_, kBytes); }
 
-void OpenFileJournal::Opened(uint64_t fh, std::string_view handle, int flags) {
+void OpenFileJournal::Opened(uint64_t fh, uint64_t nodeid, std::string_view handle, int flags) {
   if (handle.empty() || handle.size() > kMaxHandle) return;
   absl::MutexLock lock(&mutex_);
   size_t index;
@@ -75,6 +75,7 @@ void OpenFileJournal::Opened(uint64_t fh, std::string_view handle, int flags) {
   Slot& slot = slots_[index];
   slot.flags = flags;
   slot.fh = fh;
+  slot.nodeid = nodeid;
   slot.handle_size = static_cast<uint32_t>(handle.size());
   std::memcpy(slot.handle, handle.data(), handle.size());
   StateOf(slot.state).store(kValid, std::memory_order_release);
@@ -104,7 +105,8 @@ std::vector<OpenFileJournal::Entry> OpenFileJournal::Recover() {
       free_.push_back(index);
       continue;
     }
-    entries.push_back({slot.fh, slot.flags, std::string(slot.handle, slot.handle_size)});
+    entries.push_back(
+        {slot.fh, slot.nodeid, slot.flags, std::string(slot.handle, slot.handle_size)});
     slot_of_[slot.fh] = index;
     next_unused_ = index + 1;
   }

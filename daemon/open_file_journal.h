@@ -1,7 +1,8 @@
 // The open files of a kept ringfused (ringfuse/keeper.h), written where its crash cannot reach:
 // a memfd that the keeper holds too. Each open file is a record of its fh, the backing open's
-// flags and its inode's file handle; the daemon started after a crash reopens each by handle
-// under the same fh, so that a file open across the crash reads and writes on.
+// flags, node id and its inode's file handle; the daemon started after a crash reopens each by
+// handle under the same fh, so that a file open across the crash reads and writes on (and
+// answers fstat, which the kernel sends by node id alone).
 //
 // A record is written field by field into shared memory and made valid last (a release store),
 // so a crash in the middle of one leaves it invalid, never half-read: that file then fails
@@ -34,13 +35,15 @@ class OpenFileJournal {
 
   int fd() const { return memfd_.get(); }
 
-  // `fh` was opened; `handle` is its inode's (InodeHandles::HandleOf). Nothing is written for a
-  // handle too long or once every slot is taken: that file is then lost at a crash.
-  void Opened(uint64_t fh, std::string_view handle, int flags);
+  // `fh` was opened, on node `nodeid`; `handle` is its inode's (InodeHandles::HandleOf). Nothing
+  // is written for a handle too long or once every slot is taken: that file is then lost at a
+  // crash.
+  void Opened(uint64_t fh, uint64_t nodeid, std::string_view handle, int flags);
   void Released(uint64_t fh);
 
   struct Entry {
     uint64_t fh;
+    uint64_t nodeid;
     int flags;
     std::string handle;
   };
@@ -59,6 +62,7 @@ class OpenFileJournal {
     uint32_t state;  // kValid, or not a record
     int32_t flags;
     uint64_t fh;
+    uint64_t nodeid;
     uint32_t handle_size;
     char handle[kMaxHandle];
   };

@@ -86,12 +86,13 @@ int PassthroughFs::BackingFlags(int flags) const {
   return backing;
 }
 
-int PassthroughFs::NewHandle(internal::UniqueFd fd, int flags, bool direct, wire::OpenOut& out) {
+int PassthroughFs::NewHandle(internal::UniqueFd fd, uint64_t nodeid, int flags, bool direct,
+                             wire::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const std::string inode = journal_ != nullptr ? inodes_.handles().HandleOf(handle->fd()) : "";
   const auto add = [&](std::unique_ptr<FileHandle> opened) {
     const uint64_t fh = open_files_.Add(std::move(opened));
-    if (journal_ != nullptr) journal_->Opened(fh, inode, flags);
+    if (journal_ != nullptr) journal_->Opened(fh, nodeid, inode, flags);
     return fh;
   };
   if (options_.passthrough && !SetId(handle->fd())) {
@@ -133,7 +134,8 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   if (!fd.valid()) return reply.Error(errno);
   wire::OpenOut open;
   if (const int error =
-          NewHandle(std::move(fd), flags & ~kOpenForExec, args.flags() & O_DIRECT, open);
+          NewHandle(std::move(fd), context.nodeid(), flags & ~kOpenForExec,
+                    args.flags() & O_DIRECT, open);
       error != 0) {
     return reply.Error(error);
   }
@@ -195,7 +197,8 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
   }
   wire::OpenOut open;
   if (const int error =
-          NewHandle(std::move(fd), flags & ~(O_CREAT | O_EXCL), args.flags() & O_DIRECT, open);
+          NewHandle(std::move(fd), entry.nodeid, flags & ~(O_CREAT | O_EXCL),
+                    args.flags() & O_DIRECT, open);
       error != 0) {
     inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
     return reply.Error(error);
@@ -221,7 +224,8 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   }
   const wire::EntryOut entry = EntryFor(found);
   wire::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), flags & ~O_TMPFILE, args.flags() & O_DIRECT, open);
+  if (const int error = NewHandle(std::move(fd), entry.nodeid, flags & ~O_TMPFILE,
+                                  args.flags() & O_DIRECT, open);
       error != 0) {
     inodes_.Forget(entry.nodeid, 1);
     return reply.Error(error);

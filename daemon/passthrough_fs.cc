@@ -174,9 +174,15 @@ void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr& ar
   if (inode == nullptr) {
     const int unknown = errno;
     // A file open across a crash (ReopenAfterCrash): the node is the dead daemon's, the fh this
-    // one's again.
-    const std::shared_ptr<FileHandle> file =
-        args.fh().has_value() ? open_files_.Find(*args.fh()) : nullptr;
+    // one's again; fstat names the node alone.
+    std::optional<uint64_t> fh = args.fh();
+    if (!fh.has_value()) {
+      if (auto reopened = reopened_fh_of_node_.find(context.nodeid());
+          reopened != reopened_fh_of_node_.end()) {
+        fh = reopened->second;
+      }
+    }
+    const std::shared_ptr<FileHandle> file = fh.has_value() ? open_files_.Find(*fh) : nullptr;
     if (file == nullptr) return reply.Error(unknown);
     if (::fstat(file->fd(), &st) != 0) return reply.Error(errno);
     return reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));

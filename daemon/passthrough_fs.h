@@ -18,6 +18,7 @@
 #include <span>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "daemon/backing_ids.h"
@@ -204,7 +205,8 @@ class PassthroughFs : public Handler {
   // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
   // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
   // errno to answer the open with.
-  int NewHandle(internal::UniqueFd fd, int flags, bool direct, wire::OpenOut& out);
+  int NewHandle(internal::UniqueFd fd, uint64_t nodeid, int flags, bool direct,
+                wire::OpenOut& out);
   void List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
   void ChangeXattr(const RequestContext& context, EmptyReply reply,
@@ -230,6 +232,9 @@ class PassthroughFs : public Handler {
   static constexpr int kIncarnationShift = 40;
   uint64_t first_own_fh_ = 0;  // an fh below it was a dead daemon's (ContinueAfterCrash)
   OpenFileJournal* journal_ = nullptr;  // set once, before serving
+  // A dead daemon's node id of a file reopened after the crash, and its fh: what fstat of such
+  // a file needs. Written before serving, then only read.
+  absl::flat_hash_map<uint64_t, uint64_t> reopened_fh_of_node_;
   // The close of an fh found nowhere: EBADF for one of this daemon's own, success for a dead
   // daemon's, whose file is closed already.
   void FinishUnknown(uint64_t fh, EmptyReply& reply) const {

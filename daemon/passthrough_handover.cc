@@ -105,6 +105,7 @@ size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
       journal.Released(entry.fh);
       continue;
     }
+    reopened_fh_of_node_.emplace(entry.nodeid, entry.fh);
     ++reopened;
   }
   return reopened;

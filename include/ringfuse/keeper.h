@@ -24,7 +24,7 @@
 ///   ENOENT. (A handover, by contrast, executes nothing twice.)
 /// - Files and directories open before the crash: what the application did not rebuild fails
 ///   cleanly, and closing them works (ringfused reopens open files from a journal it keeps with
-///   the keeper; open directories answer EBADF, fstat ESTALE).
+///   the keeper; open directories answer EBADF).
 /// - Locks held through the dead process's files are released by its death.
 ///
 /// What the kernel still refers to can be rebuilt: the keeper holds, beside the connection, fds

@@ -34,9 +34,9 @@ std::unique_ptr<OpenFileJournal> AdoptCopyOf(const OpenFileJournal& journal) {
 TEST(OpenFileJournal, TheNextProcessFindsTheFilesStillOpen) {
   absl::StatusOr<std::unique_ptr<OpenFileJournal>> journal = OpenFileJournal::Create();
   ASSERT_TRUE(journal.ok()) << journal.status();
-  (*journal)->Opened(7, "handle of seven", O_RDWR);
-  (*journal)->Opened(9, "handle of nine", O_WRONLY | O_APPEND);
-  (*journal)->Opened(11, "handle of eleven", O_RDONLY);
+  (*journal)->Opened(7, 107, "handle of seven", O_RDWR);
+  (*journal)->Opened(9, 109, "handle of nine", O_WRONLY | O_APPEND);
+  (*journal)->Opened(11, 111, "handle of eleven", O_RDONLY);
   (*journal)->Released(9);
   std::unique_ptr<OpenFileJournal> next = AdoptCopyOf(**journal);
   ASSERT_NE(next, nullptr);
@@ -45,9 +45,10 @@ TEST(OpenFileJournal, TheNextProcessFindsTheFilesStillOpen) {
                                    Field(&OpenFileJournal::Entry::fh, 11)));
   EXPECT_EQ(entries[0].handle, "handle of seven");
   EXPECT_EQ(entries[0].flags, O_RDWR);
+  EXPECT_EQ(entries[0].nodeid, 107u);
   // The next process goes on recording in the same slots, and a release there is seen again.
   next->Released(7);
-  next->Opened(13, "handle of thirteen", O_RDONLY);
+  next->Opened(13, 113, "handle of thirteen", O_RDONLY);
   std::unique_ptr<OpenFileJournal> third = AdoptCopyOf(*next);
   EXPECT_THAT(third->Recover(), UnorderedElementsAre(Field(&OpenFileJournal::Entry::fh, 11),
                                                      Field(&OpenFileJournal::Entry::fh, 13)));
@@ -56,8 +57,8 @@ TEST(OpenFileJournal, TheNextProcessFindsTheFilesStillOpen) {
 TEST(OpenFileJournal, ARecordTornByACrashIsSkipped) {
   absl::StatusOr<std::unique_ptr<OpenFileJournal>> journal = OpenFileJournal::Create();
   ASSERT_TRUE(journal.ok());
-  (*journal)->Opened(5, "whole", O_RDONLY);
-  (*journal)->Opened(6, "torn", O_RDONLY);
+  (*journal)->Opened(5, 105, "whole", O_RDONLY);
+  (*journal)->Opened(6, 106, "torn", O_RDONLY);
   // What a crash before the record's last store leaves: its state word is not valid.
   const size_t second_slot_state = sizeof(OpenFileJournal::Header) +
                                    sizeof(OpenFileJournal::Slot) +
@@ -74,8 +75,8 @@ TEST(OpenFileJournal, ARecordTornByACrashIsSkipped) {
 TEST(OpenFileJournal, WhatCannotBeRecordedIsNot) {
   absl::StatusOr<std::unique_ptr<OpenFileJournal>> journal = OpenFileJournal::Create();
   ASSERT_TRUE(journal.ok());
-  (*journal)->Opened(1, "", O_RDONLY);  // a filesystem without handles
-  (*journal)->Opened(2, std::string(OpenFileJournal::kMaxHandle + 1, 'h'), O_RDONLY);
+  (*journal)->Opened(1, 101, "", O_RDONLY);  // a filesystem without handles
+  (*journal)->Opened(2, 102, std::string(OpenFileJournal::kMaxHandle + 1, 'h'), O_RDONLY);
   (*journal)->Released(3);  // never recorded
   EXPECT_THAT(AdoptCopyOf(**journal)->Recover(), IsEmpty());
 }
