@@ -62,10 +62,14 @@ class RingfusedSupervise : public RingfusedBinary {
   }
 
   // `ringfuse-ctl supervise FLAGS -- ringfused ARGS` as this test's child (daemon_pid_ is the
-  // keeper's pid), its output in log_; waits until mounted. launch.binary is ringfused's.
+  // keeper's pid), its output in log_; waits until the daemon answers (and so has given the
+  // keeper its connection, which comes before the first request: killed earlier, it would leave
+  // nothing to keep). launch.binary is ringfused's. A user's mount, which this test's root may
+  // not look at, is only waited for until mounted.
   void StartSupervised(const std::vector<std::string>& daemon_args,
                        const std::vector<std::string>& flags = {}, Launch launch = {},
                        const std::string& ctl = RINGFUSE_CTL_BINARY) {
+    const bool users_mount = launch.user.has_value();
     std::vector<std::string> args = {"supervise"};
     args.insert(args.end(), flags.begin(), flags.end());
     args.push_back("--");
@@ -73,6 +77,9 @@ class RingfusedSupervise : public RingfusedBinary {
     args.insert(args.end(), daemon_args.begin(), daemon_args.end());
     launch.binary = ctl;
     StartInForeground(args, log_, launch);
+    if (!users_mount) {
+      ASSERT_TRUE(AnswersWithin(kRecoveryBound));
+    }
   }
 
   // The keeper's child, the daemon serving now; -1 while there is none.
