@@ -92,26 +92,39 @@ absl::Status ReadReply(const daemon::ControlFields& fields, HandoverSample& samp
   return absl::OkStatus();
 }
 
-// One restart with the stat loop across it.
-absl::StatusOr<HandoverSample> MeasureRestart(DaemonProcess& daemon,
-                                              const std::vector<StatProbe>& probes) {
+// Runs `replace` (a restart or a crash) inside a stat loop, from kLead before it to kTail after.
+template <typename Replace>
+auto AcrossStatLoop(const std::vector<StatProbe>& probes, Replace replace) {
   StatLoop loop(probes);
   absl::SleepFor(kLead);
-  absl::StatusOr<ControlAnswer> restarted = daemon.Restart();
+  auto replaced = replace();
   absl::SleepFor(kTail);
   const StatLoopResult seen = loop.Stop();
-  if (!restarted.ok()) return restarted.status();
-  HandoverSample sample;
-  if (absl::Status read = ReadReply(restarted->fields, sample); !read.ok()) return read;
-  sample.round_trip_us = absl::ToDoubleMicroseconds(restarted->round_trip);
+  return std::pair{seen, std::move(replaced)};
+}
+
+// What the loop saw, into `sample`; a failed call is reported with `what` it was across.
+template <typename Sample>
+void Record(const StatLoopResult& seen, const std::string& what, Sample& sample) {
   sample.client_max_us = seen.max_us;
   sample.cached_max_us = seen.max_cached_us;
   sample.calls = static_cast<double>(seen.calls);
   sample.failed_calls = seen.failed_calls;
   if (seen.failed_calls > 0) {
-    std::fprintf(stderr, "FAILED: %d stat call(s) across the restart to pid %d, the first %s\n",
-                 seen.failed_calls, daemon.pid(), seen.first_failure.c_str());
+    std::fprintf(stderr, "FAILED: %d stat call(s) across %s, the first %s\n", seen.failed_calls,
+                 what.c_str(), seen.first_failure.c_str());
   }
+}
+
+// One restart with the stat loop across it.
+absl::StatusOr<HandoverSample> MeasureRestart(DaemonProcess& daemon,
+                                              const std::vector<StatProbe>& probes) {
+  auto [seen, restarted] = AcrossStatLoop(probes, [&] { return daemon.Restart(); });
+  if (!restarted.ok()) return restarted.status();
+  HandoverSample sample;
+  if (absl::Status read = ReadReply(restarted->fields, sample); !read.ok()) return read;
+  sample.round_trip_us = absl::ToDoubleMicroseconds(restarted->round_trip);
+  Record(seen, absl::StrFormat("the restart to pid %d", daemon.pid()), sample);
   return sample;
 }
 
@@ -139,22 +152,11 @@ absl::StatusOr<int> Load(const DaemonProcess& daemon, const std::string& mountpo
 // One crash with the stat loop across it, then the walks after it.
 absl::StatusOr<CrashSample> MeasureCrash(DaemonProcess& daemon, const std::string& mountpoint,
                                          const Tree& tree, const std::vector<StatProbe>& probes) {
-  StatLoop loop(probes);
-  absl::SleepFor(kLead);
-  absl::StatusOr<absl::Duration> recovered = daemon.KillAndAwaitRecovery();
-  absl::SleepFor(kTail);
-  const StatLoopResult seen = loop.Stop();
+  auto [seen, recovered] = AcrossStatLoop(probes, [&] { return daemon.KillAndAwaitRecovery(); });
   if (!recovered.ok()) return recovered.status();
   CrashSample sample;
   sample.recovery_us = absl::ToDoubleMicroseconds(*recovered);
-  sample.client_max_us = seen.max_us;
-  sample.cached_max_us = seen.max_cached_us;
-  sample.calls = static_cast<double>(seen.calls);
-  sample.failed_calls = seen.failed_calls;
-  if (seen.failed_calls > 0) {
-    std::fprintf(stderr, "FAILED: %d stat call(s) across the crash, the first %s\n",
-                 seen.failed_calls, seen.first_failure.c_str());
-  }
+  Record(seen, "the crash", sample);
   for (double* walk : {&sample.first_walk_us, &sample.cached_walk_us}) {
     const internal::Stopwatch walking;
     if (absl::Status walked = Walk(mountpoint, tree); !walked.ok()) return walked;
