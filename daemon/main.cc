@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -153,9 +154,11 @@ absl::StatusOr<std::unique_ptr<ControlServer>> OpenControl(Running& running,
     return AnswerFor(*state, request, server);
   };
   if (inherited.valid()) return ControlServer::Adopt(std::move(inherited), std::move(answer));
-  absl::StatusOr<dev_t> device = MountedDevice(running.session->mountpoint());
-  if (!device.ok()) return device.status();
-  return ControlServer::Start(*device, std::move(answer));
+  // The mount's device is the connection's id (its name under /sys/fs/fuse/connections), an
+  // anonymous device of major 0. Not a stat of the mountpoint: that is a request to this very
+  // daemon, and one killed while its worker held it would wait for the answer uninterruptibly,
+  // never exiting, so never closing /dev/fuse.
+  return ControlServer::Start(::makedev(0, running.session->connection_id()), std::move(answer));
 }
 
 // Revisions mode needs the socket for publish; without it, passthrough mode only loses
