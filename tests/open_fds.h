@@ -20,4 +20,16 @@ inline size_t OpenFdCount(pid_t pid = ::getpid()) {
   return static_cast<size_t>(std::distance(fds, std::filesystem::directory_iterator()));
 }
 
+// What each of this process's fds is ("3 -> /dev/fuse", ...), one per line: for the message of a
+// test that found more than it expected.
+inline std::string DescribeOpenFds() {
+  std::string lines;
+  std::error_code error;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    lines += fd.path().filename().string() + " -> " +
+             std::filesystem::read_symlink(fd.path(), error).string() + "\n";
+  }
+  return lines;
+}
+
 }  // namespace ringfuse::testing

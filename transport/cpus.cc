@@ -33,14 +33,23 @@ absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text) {
   return cpus;
 }
 
-absl::StatusOr<std::vector<int>> PossibleCpus() {
-  constexpr const char* kPath = "/sys/devices/system/cpu/possible";
-  std::ifstream file(kPath);
+namespace {
+
+absl::StatusOr<std::vector<int>> ReadCpuList(const char* path) {
+  std::ifstream file(path);
   std::stringstream text;
   text << file.rdbuf();
-  if (!file) return absl::NotFoundError(absl::StrFormat("cannot read %s", kPath));
+  if (!file) return absl::NotFoundError(absl::StrFormat("cannot read %s", path));
   return ParseCpuList(text.str());
 }
+
+}  // namespace
+
+absl::StatusOr<std::vector<int>> PossibleCpus() {
+  return ReadCpuList("/sys/devices/system/cpu/possible");
+}
+
+absl::StatusOr<std::vector<int>> OnlineCpus() { return ReadCpuList("/sys/devices/system/cpu/online"); }
 
 absl::Status PinCurrentThread(int cpu) {
   cpu_set_t set;

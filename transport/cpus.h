@@ -15,6 +15,9 @@ absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text);
 // queue for each of them before it sends anything over the rings.
 absl::StatusOr<std::vector<int>> PossibleCpus();
 
+// The CPUs online now.
+absl::StatusOr<std::vector<int>> OnlineCpus();
+
 // Pins the calling thread to `cpu`; fails for an offline CPU.
 absl::Status PinCurrentThread(int cpu);
 

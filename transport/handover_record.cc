@@ -20,7 +20,9 @@ namespace {
 constexpr uint32_t kMagic = 0x52464844;  // "RFHD"
 // Raise it whenever the record's layout changes, and keep reading the previous one: the new
 // process is often a newer binary than the old.
-constexpr uint32_t kVersion = 1;
+// Version 2 added the transport's part (the uring-cmd transport's ring entries).
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
 // Record bytes per message: well within a unix socket's default send buffer.
 constexpr size_t kChunk = 32 * 1024;
 constexpr std::string_view kReady = "ready";
@@ -78,16 +80,22 @@ std::string EncodeHandoverRecord(const HandoverRecord& record) {
   PutField(out, static_cast<uint32_t>(record.method));
   PutField(out, record.connection_id);
   PutString(out, record.app_bytes);
+  PutString(out, record.transport_bytes);
+  PutField(out, record.transport_fds);
   return out;
 }
 
-absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes) {
+absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes, uint32_t version) {
   Reader in(ConstBytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
   HandoverRecord record;
   uint32_t method = 0;
   if (!GetNegotiated(in, record.negotiated) || !GetString(in, record.mountpoint) ||
       !GetField(in, method) || !GetField(in, record.connection_id) ||
       !GetString(in, record.app_bytes)) {
+    return Corrupt("ends early");
+  }
+  if (version >= 2 &&
+      (!GetString(in, record.transport_bytes) || !GetField(in, record.transport_fds))) {
     return Corrupt("ends early");
   }
   if (in.remaining() != 0) return Corrupt("runs on past its last field");
@@ -138,9 +146,10 @@ absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket) {
       totals.emplace();
       std::memcpy(&*totals, stream.data(), sizeof(Totals));
       if (totals->magic != kMagic) return Corrupt("is not one (wrong magic)");
-      if (totals->version != kVersion) {
-        return Corrupt(absl::StrFormat("has format version %u; this binary reads version %u",
-                                       totals->version, kVersion));
+      if (totals->version < kOldestVersion || totals->version > kVersion) {
+        return Corrupt(absl::StrFormat(
+            "has format version %u; this binary reads versions %u to %u", totals->version,
+            kOldestVersion, kVersion));
       }
     }
     if (totals && (stream.size() > sizeof(Totals) + totals->record_bytes ||
@@ -149,7 +158,7 @@ absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket) {
     }
   }
   absl::StatusOr<HandoverRecord> record =
-      DecodeHandoverRecord(std::string_view(stream).substr(sizeof(Totals)));
+      DecodeHandoverRecord(std::string_view(stream).substr(sizeof(Totals)), totals->version);
   if (!record.ok()) return record.status();
   received.record = std::move(*record);
   return received;

@@ -29,12 +29,16 @@ struct HandoverRecord {
   MountMethod method = MountMethod::kMountSyscall;
   uint32_t connection_id = 0;
   std::string app_bytes;
+  // The transport's part (Transport::Handed), and how many of the fds are its: they come right
+  // after the connection's, before the application's.
+  std::string transport_bytes;
+  uint32_t transport_fds = 0;
 };
 
 // The record as bytes (the fds go beside it).
 std::string EncodeHandoverRecord(const HandoverRecord& record);
-// Refuses a wrong magic or version, and a record that ends early or runs on.
-absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes);
+// Refuses a record that ends early or runs on; `version` is the format it was sent in.
+absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes, uint32_t version);
 
 // Sends `record` with `fds` attached, in as many messages as they need.
 absl::Status SendHandover(int socket, const HandoverRecord& record, std::span<const int> fds);

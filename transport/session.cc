@@ -194,9 +194,17 @@ absl::Status internal::SessionImpl::CheckInit(BackingFiles* backing_files) {
 absl::Status internal::SessionImpl::StartTransport(const SessionOptions& options) {
   const Negotiated& negotiated = dispatcher_.negotiated();
   const TransportKind kind = Resolve(options.transport, negotiated);
+  if (adopted_rings_ && kind != TransportKind::kUringCmd) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the old process served %s over uring-cmd, and its ring entries hold requests that only "
+        "rings can answer: take it over with the uring-cmd (or auto) transport, not %s",
+        mount_->mountpoint(), TransportName(kind)));
+  }
   absl::StatusOr<std::unique_ptr<internal::Transport>> transport = internal::MakeTransport(
       kind, internal::TransportContext{mount_->dev_fd(), dispatcher_, negotiated,
-                                       options.transport_options});
+                                       options.transport_options, mount_->mountpoint(),
+                                       adopted_rings_ ? &*adopted_rings_ : nullptr});
+  adopted_rings_.reset();
   if (!transport.ok()) return transport.status();
   serving_options_ = options;
   kind_ = kind;

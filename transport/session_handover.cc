@@ -6,6 +6,7 @@
 #include "transport/deadline.h"
 #include "transport/handover_record.h"
 #include "transport/log.h"
+#include "transport/uring_cmd_handover.h"
 #include "transport/session_impl.h"
 
 namespace ringfuse::internal {
@@ -55,6 +56,9 @@ absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHa
   report.pause = paused.elapsed();
   if (backing_) UnbindBacking(*std::exchange(backing_, nullptr));
   mount_->LeaveMounted();
+  // A transport that can resume in place still runs, paused: its threads end here, and a Wait
+  // that is joining them returns.
+  serving->Stop();
   std::lock_guard lock(serving_mutex_);
   transport_.reset();
   handed_over_ = true;
@@ -71,9 +75,14 @@ absl::Status SessionImpl::SendConnection(int socket, const SaveForHandover& save
   if (!payload.ok()) return payload.status();
   report.state_bytes = payload->bytes.size();
   report.state_fds = payload->fds.size();
-  HandoverRecord record{dispatcher_.negotiated(), mount_->mountpoint(), mount_->method(),
-                        mount_->connection_id(), std::move(payload->bytes)};
+  absl::StatusOr<TransportHandover> transport = transport_->Handed();
+  if (!transport.ok()) return transport.status();
+  HandoverRecord record{dispatcher_.negotiated(),      mount_->mountpoint(),
+                        mount_->method(),              mount_->connection_id(),
+                        std::move(payload->bytes),     std::move(transport->bytes),
+                        static_cast<uint32_t>(transport->fds.size())};
   std::vector<int> fds{mount_->dev_fd()};
+  fds.insert(fds.end(), transport->fds.begin(), transport->fds.end());
   fds.insert(fds.end(), payload->fds.begin(), payload->fds.end());
   if (absl::Status sent = SendHandover(socket, record, fds); !sent.ok()) return sent;
   return AwaitHandoverAck(socket, options.takeover_timeout);
@@ -84,13 +93,15 @@ void SessionImpl::Resume() {
   if (absl::Status resent = notifier_->Resend(); !resent.ok()) {
     Log(LogLevel::kWarning, "resuming after a failed handover: %s", resent.ToString());
   }
-  std::shared_ptr<Transport> paused;
-  {
-    std::lock_guard lock(serving_mutex_);
-    paused = std::move(transport_);
-  }
-  if (absl::Status started = StartTransport(serving_options_); !started.ok()) {
-    Log(LogLevel::kError, "cannot serve again after a failed handover: %s", started.ToString());
+  if (!transport_->ResumeInPlace()) {
+    std::shared_ptr<Transport> paused;
+    {
+      std::lock_guard lock(serving_mutex_);
+      paused = std::move(transport_);
+    }
+    if (absl::Status started = StartTransport(serving_options_); !started.ok()) {
+      Log(LogLevel::kError, "cannot serve again after a failed handover: %s", started.ToString());
+    }
   }
   std::lock_guard lock(serving_mutex_);
   pausing_ = false;
@@ -137,8 +148,20 @@ absl::Status SessionImpl::ServeTakenOver(HandoverRecord& record, std::vector<Uni
   dispatcher_.Agree(record.negotiated);
   // Before restore, which may adopt backing ids (BackingFiles::Adopt).
   if (absl::Status checked = CheckInit(options.backing_files); !checked.ok()) return checked;
+  const size_t transport_end = 1 + size_t{record.transport_fds};
+  if (transport_end > fds.size()) {
+    return absl::DataLossError("the handover carried fewer fds than its transport's part names");
+  }
+  if (!record.transport_bytes.empty()) {
+    std::vector<UniqueFd> transport_fds;
+    for (size_t i = 1; i < transport_end; ++i) transport_fds.push_back(std::move(fds[i]));
+    absl::StatusOr<RingsHandover> rings =
+        DecodeRingsHandover(record.transport_bytes, std::move(transport_fds));
+    if (!rings.ok()) return rings.status();
+    adopted_rings_.emplace(std::move(*rings));
+  }
   HandoverPayload payload{std::move(record.app_bytes), {}};
-  for (size_t i = 1; i < fds.size(); ++i) payload.fds.push_back(fds[i].release());
+  for (size_t i = transport_end; i < fds.size(); ++i) payload.fds.push_back(fds[i].release());
   if (absl::Status restored = restore(std::move(payload)); !restored.ok()) return restored;
   // Before the first read: RESEND also takes what this process has read itself.
   if (absl::Status resent = notifier_->Resend(); !resent.ok()) {

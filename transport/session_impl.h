@@ -20,6 +20,7 @@
 #include "transport/log.h"
 #include "transport/mount.h"
 #include "transport/transport.h"
+#include "transport/uring_cmd_handover.h"
 
 namespace ringfuse::internal {
 
@@ -117,6 +118,9 @@ class SessionImpl {
   SessionOptions serving_options_;              // what StartTransport was given, for Resume
   std::shared_ptr<BackingConnection> backing_;  // unbound before the /dev/fuse fd closes
   std::string transport_choice_;
+  // The ring entries a taken-over connection came with, until StartTransport gives them to the
+  // uring-cmd transport.
+  std::optional<RingsHandover> adopted_rings_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> aborted_{false};
   std::once_flag stop_once_;

@@ -136,7 +136,7 @@ absl::Status SessionImpl::CheckKernelResends() const {
 
 absl::Status SessionImpl::DepositWithKeeper(const std::vector<int>& kept_fds) {
   const HandoverRecord record{dispatcher_.negotiated(), mount_->mountpoint(), mount_->method(),
-                              mount_->connection_id(), ""};
+                              mount_->connection_id(), "", "", 0};
   std::vector<int> fds{mount_->dev_fd()};
   fds.insert(fds.end(), kept_fds.begin(), kept_fds.end());
   std::lock_guard lock(keeper_mutex_);

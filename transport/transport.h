@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -20,12 +21,25 @@
 
 namespace ringfuse::internal {
 
+struct RingsHandover;
+
 // What a transport works with; all of it outlives the transport.
 struct TransportContext {
   int session_fd;  // the connection's /dev/fuse fd, on which INIT was answered
   Dispatcher& dispatcher;
   const Negotiated& negotiated;
   TransportOptions options;
+  std::string mountpoint;  // where the connection is mounted: a handover makes requests there
+  // The ring entries the old process handed over with the connection (uring-cmd only); the
+  // transport takes its fds.
+  RingsHandover* adopted = nullptr;
+};
+
+// What a paused transport passes to the new process besides the connection's fd: bytes for its
+// successor, and fds that stay open as long as the transport.
+struct TransportHandover {
+  std::string bytes;
+  std::vector<int> fds;
 };
 
 class Transport {
@@ -51,6 +65,12 @@ class Transport {
   // Whether Pause can work here: asked before a handover waits for the new process, so that a
   // transport that cannot pause refuses at once.
   virtual absl::Status CanPause() const { return absl::OkStatus(); }
+  // After a Pause that succeeded: what the new process needs to take over this transport's
+  // requests (the uring-cmd transport's ring entries); nothing for the others.
+  virtual absl::StatusOr<TransportHandover> Handed() { return TransportHandover{}; }
+  // After a Pause that succeeded, when the handover failed: serves on in place and says true;
+  // false (the default) when the session must start a new transport instead.
+  virtual bool ResumeInPlace() { return false; }
   // Human-readable memory cost, e.g. "2 queues x 8 entries x 1.0 MiB payload".
   virtual std::string Describe() const = 0;
 };

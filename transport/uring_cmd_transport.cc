@@ -1,510 +1,40 @@
 #include "transport/uring_cmd_transport.h"
 
-#include <sys/mman.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
-#include <cstring>
-#include <deque>
-#include <mutex>
-#include <new>
+#include <thread>
+#include <utility>
 
 #include "absl/strings/str_format.h"
-#include "protocol/reply_parts.h"
 #include "ringfuse/log.h"
-#include "ringfuse/notify.h"
-#include "ringfuse/wire.h"
 #include "transport/cpus.h"
 #include "transport/dev_fuse_reader.h"
+#include "transport/errno_status.h"
+#include "transport/pause_signal.h"
 #include "transport/retire_channel.h"
 
 namespace ringfuse::internal {
 namespace {
 
 constexpr size_t kDefaultEntriesPerQueue = 8;
-constexpr int kRingFileIndex = 0;
 
-// How long a stalled queue (see UringQueue::Stalled) waits for a commit before it makes one.
-constexpr long kStallNanoseconds = 1'000'000;
+// How often a pause looks whether the queues have done what it asked: its every step adds to the
+// time clients wait.
+constexpr absl::Duration kPausePoll = absl::Microseconds(50);
 
-// The uniques of the queues' own RETRIEVE notifications (UringQueue::Pump), each queue's its
-// own: bits 62 and 61 set, far above the kernel's request uniques and the Notifier's (from
-// 1 << 62 in steps of 2), bit 0 clear (it marks INTERRUPT), bit 63 clear (RESEND).
-constexpr uint64_t kPumpUniques = (uint64_t{1} << 62) | (uint64_t{1} << 61);
-constexpr int kPumpQueueShift = 40;
-
-bool IsPumpUnique(uint64_t unique) { return (unique >> 61) == (kPumpUniques >> 61); }
-
-// Anonymous memory for the payload buffers: reserved, not touched, so an entry costs resident
-// memory only for the bytes requests actually use.
-class Mapping {
- public:
-  absl::Status Map(size_t size) {
-    void* address = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (address == MAP_FAILED) return ErrnoStatus(errno, "mmap of ring payload buffers");
-    data_ = static_cast<std::byte*>(address);
-    size_ = size;
-    return absl::OkStatus();
-  }
-  ~Mapping() {
-    if (data_ != nullptr) ::munmap(data_, size_);
-  }
-  std::byte* data() const { return data_; }
-
- private:
-  std::byte* data_ = nullptr;
-  size_t size_ = 0;
-};
-
-// One queue: a CPU's ring and its entries. Everything runs on the queue's own thread except
-// SendReply from other threads, which hands the reply over through the inbox.
-class UringQueue : public RingWorker {
- public:
-  UringQueue(const Shared& shared, size_t index, int cpu, int session_fd, size_t depth,
-             size_t payload_size)
-      : RingWorker(shared, index),
-        cpu_(cpu),
-        session_fd_(session_fd),
-        depth_(depth),
-        payload_size_(payload_size),
-        reserve_(depth),
-        limit_(std::max(depth, UringCmdTransport::kMaxEntriesPerQueue)) {}
-
-  // The ring goes first: its commands still point at the entries' buffers.
-  ~UringQueue() override { ring().Exit(); }
-
-  absl::Status Setup() override;
-  void SendReply(const ReplyTarget& target, int32_t error,
-                 std::span<const ConstBytes> body) override;
-
- private:
-  enum class EntryState { kAwaitingRequest, kInHandler, kFinished };
-
-  struct Entry {
-    wire::UringReqHeader* header = nullptr;
-    std::byte* payload = nullptr;
-    iovec iov[2];
-    uint64_t commit_id = 0;
-    EntryState state = EntryState::kAwaitingRequest;
-    uint64_t nodeid = 0;  // of its request
-  };
-
-  // A reply made while its handler runs waits here until the handler returns: the payload it
-  // will be copied into still holds the request's arguments, which the handler may read until
-  // then. The buffer only grows, so steady state allocates nothing.
-  struct StagedReply {
-    bool present = false;
-    uint64_t unique = 0;
-    int32_t error = 0;
-    size_t size = 0;
-    std::vector<std::byte> body;
-  };
-
-  // A reply made on another thread, waiting to be committed by the queue thread.
-  struct LateReply {
-    uint32_t entry;
-    uint64_t unique;
-    int32_t error;
-    std::vector<std::byte> body;
-  };
-
-  // The buffers of entries added together: one array of headers, one mapping of payloads.
-  struct Buffers {
-    std::unique_ptr<wire::UringReqHeader[]> headers;
-    Mapping payloads;
-  };
-
-  absl::Status AddEntries(size_t count);
-  absl::Status MakeEntries(size_t count);
-  absl::Status SubmitRegistration();
-  int Submit(unsigned wait);
-  int SubmitAndWaitForACommit();
-  int Wait() override { return Stalled() ? SubmitAndWaitForACommit() : Submit(1); }
-  void OnWaitTimeout() override { OnStall(); }
-  void AfterCompletions() override { KeepReserve(); }
-  void KeepReserve();
-  bool Stalled() const;
-  void OnStall();
-  int Pump();
-  io_uring_sqe* CommandSqe(uint32_t entry, wire::UringCmd command);
-  void GiveUp(uint32_t entry, wire::UringCmd command);
-  void Register(uint32_t entry);
-  void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
-  bool OnCompletion(UserData data, int result) override;
-  void OnWake() override { CommitLateReplies(); }
-  void OnCommand(uint32_t entry, int result);
-  void OnRequest(uint32_t entry);
-  void Stage(uint64_t unique, int32_t error, std::span<const ConstBytes> body);
-  void CommitLateReplies();
-  void Finish(uint32_t entry);
-
-  int cpu_;
-  int session_fd_;
-  size_t depth_;
-  size_t payload_size_;
-  std::deque<Buffers> buffers_;
-  std::deque<Entry> entries_;     // a deque: the kernel reads an entry's iov when it registers it
-  size_t free_ = 0;               // entries given to the kernel to put a request in
-  size_t kernel_free_ = 0;        // of those, the ones submitted and not yet seen taken
-  size_t reserve_;                // how many free entries the queue keeps while it may grow
-  size_t limit_;                  // how many entries it may have
-  bool at_limit_ = false;         // could not grow, and said so in the log
-  bool connection_over_ = false;  // the kernel ended the queue's commands: never grow again
-  size_t finished_ = 0;
-  bool new_requests_ = false;  // the kernel handed out requests since the last pump
-  bool pump_warned_ = false;   // no RETRIEVE was accepted, and said so in the log
-  uint64_t pumps_ = 0;
-  size_t pump_from_ = 0;  // where Pump looks for a parked request first
-  StagedReply staged_;
-  std::mutex inbox_mutex_;
-  std::vector<LateReply> inbox_;
-};
-
-absl::Status UringQueue::Setup() {
-  // An offline CPU cannot be pinned to; its queue still has to exist, unpinned.
-  if (absl::Status pinned = PinCurrentThread(cpu_); !pinned.ok()) {
-    Log(LogLevel::kDebug, "queue %u: %s", index(), pinned.ToString());
-  }
-  const unsigned sqes = static_cast<unsigned>(depth_ + 2);
-  // Every entry may have a command in flight, and all may complete at once (at unmount): the
-  // completion queue holds them all, so that none waits in the kernel's overflow list.
-  const unsigned completions = static_cast<unsigned>(limit_ + 2);
-  if (absl::Status status = InitRing(sqes, IORING_SETUP_SQE128, completions); !status.ok()) {
-    return status;
-  }
-  // A registered file spares every command a reference on the shared struct file, a cache line
-  // that every CPU's queue would otherwise bounce.
-  if (const int result = io_uring_register_files(ring().raw(), &session_fd_, 1); result < 0) {
-    return ErrnoStatus(-result, "registering /dev/fuse with the ring");
-  }
-  if (absl::Status added = AddEntries(depth_); !added.ok()) return added;
-  return SubmitRegistration();
-}
-
-// New entries and their REGISTER, submitted with the ring's next io_uring_enter. Their buffers
-// are reserved, not touched: an entry costs resident memory only for what requests write there.
-absl::Status UringQueue::AddEntries(size_t count) {
-  const size_t first = entries_.size();
-  if (absl::Status made = MakeEntries(count); !made.ok()) return made;
-  for (size_t entry = first; entry < entries_.size(); ++entry) {
-    Register(static_cast<uint32_t>(entry));
-  }
-  return absl::OkStatus();
-}
-
-// All or nothing, and nothing registered yet: out of memory here is the queue's limit for now
-// (said once by KeepReserve), not the end of the daemon.
-absl::Status UringQueue::MakeEntries(size_t count) {
-  const size_t payload = payload_size_;
-  const size_t first_entry = entries_.size();
-  const size_t first_buffers = buffers_.size();
-  absl::Status status;
-  try {
-    Buffers& buffers = buffers_.emplace_back();
-    status = buffers.payloads.Map(count * payload);
-    buffers.headers.reset(new (std::nothrow) wire::UringReqHeader[count]);
-    if (status.ok() && buffers.headers == nullptr) {
-      status = absl::ResourceExhaustedError("out of memory for ring entry headers");
-    }
-    for (size_t i = 0; status.ok() && i < count; ++i) {
-      Entry& entry = entries_.emplace_back();
-      entry.header = &buffers.headers[i];
-      entry.payload = buffers.payloads.data() + i * payload;
-      entry.iov[0] = {entry.header, sizeof(wire::UringReqHeader)};
-      entry.iov[1] = {entry.payload, payload};
-    }
-  } catch (const std::bad_alloc&) {
-    status = absl::ResourceExhaustedError("out of memory for ring entries");
-  }
-  if (!status.ok()) {
-    entries_.erase(entries_.begin() + static_cast<ptrdiff_t>(first_entry), entries_.end());
-    if (buffers_.size() > first_buffers) buffers_.pop_back();
-  }
-  return status;
-}
-
-absl::Status UringQueue::SubmitRegistration() {
-  ArmWaker();
-  if (const int result = Submit(0); result < 0) {
-    return ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index()));
-  }
-  // A REGISTER the kernel refuses completes at once, and the kernel then quietly serves the
-  // whole connection over /dev/fuse: fail loudly instead. Success completes only with a
-  // request, which stays in the ring for Run().
-  int refused = 0;
-  ring().PeekCompletions([&](const io_uring_cqe& cqe) {
-    if (DecodeUserData(cqe.user_data).kind == Completion::kCommand && cqe.res < 0) {
-      refused = cqe.res;
-    }
-  });
-  if (refused == 0) return absl::OkStatus();
-  return ErrnoStatus(
-      -refused,
-      absl::StrFormat("queue %u: the kernel refused FUSE_IO_URING_CMD_REGISTER", index()));
-}
-
-// Submits what is queued and waits for `wait` completions: every free entry is the kernel's.
-int UringQueue::Submit(unsigned wait) {
-  kernel_free_ = free_;
-  return ring().SubmitAndWait(wait);
-}
-
-// Submit(1), but -ETIME once kStallNanoseconds pass with nothing to do.
-int UringQueue::SubmitAndWaitForACommit() {
-  kernel_free_ = free_;
-  return ring().SubmitAndWaitFor(kStallNanoseconds);
-}
-
-// The kernel gives a queue's requests only to its free entries, and a request that finds none
-// waits until a COMMIT_AND_FETCH on the queue takes it (REGISTER does not look for waiting
-// requests). An entry whose request is answered late (a parked lock wait) is not free until its
-// reply is committed, so enough of them would leave every later request of the CPU waiting,
-// the one that would end the waits included. Hence new entries, as long as the queue may grow.
-void UringQueue::KeepReserve() {
-  if (free_ >= reserve_) {
-    at_limit_ = false;
-    return;
-  }
-  if (at_limit_ || done() || connection_over_ || stopping()) return;
-  const size_t count = std::min(reserve_ - free_, limit_ - entries_.size());
-  absl::Status added =
-      count == 0 ? absl::ResourceExhaustedError("the queue may have no more") : AddEntries(count);
-  if (added.ok()) return;
-  // Said once, and not tried again until the reserve is back.
-  at_limit_ = true;
-  Log(LogLevel::kWarning,
-      "queue %u: %u of its %u entries hold requests not answered yet, and no entry can be "
-      "added (%s): requests from CPU %d may wait until those are answered",
-      index(), entries_.size() - free_, entries_.size(), added.ToString(), cpu_);
-}
-
-// Requests that found no free entry wait in the kernel, and only a commit on this queue hands
-// them out, one per COMMIT_AND_FETCH; REGISTER does not. A queue whose every held request is
-// parked (answered late) commits nothing until a wait ends, which may need a request waiting
-// there (the unlock), whatever entries it adds: stalled, once requests came since its last pump.
-bool UringQueue::Stalled() const {
-  const size_t held = entries_.size() - free_ - finished_;
-  return new_requests_ && held > 0 && free_ > 0 && !connection_over_ && !stopping();
-}
-
-// No commit came within kStallNanoseconds: the queue makes a request of its own, answered at
-// once. The kernel gives it a free entry, and its commit hands out the oldest waiting request,
-// if any; if that one parks too, the queue is stalled again, and so on until the kernel has
-// none left.
-void UringQueue::OnStall() {
-  new_requests_ = false;
-  const int error = Pump();
-  if (error == 0 || pump_warned_) return;
-  pump_warned_ = true;
-  Log(LogLevel::kWarning,
-      "queue %u: no RETRIEVE the kernel accepts (%s): requests from CPU %d that wait in the "
-      "kernel wait until a request of that CPU is answered",
-      index(), std::strerror(error), cpu_);
-}
-
-// The queue's own request: a RETRIEVE of no bytes, written from this queue's CPU, which the
-// kernel answers with a NOTIFY_REPLY on this CPU's queue. It names the node of a parked
-// request, which the kernel keeps cached while its caller waits; the kernel retrieves only from
-// regular files (EINVAL for others), so a few parked requests are tried. 0, or the last errno.
-int UringQueue::Pump() {
-  constexpr int kTries = 4;
-  int error = ENOENT;  // nothing parked to name
-  int tries = 0;
-  for (size_t i = 0; i < entries_.size() && tries < kTries; ++i) {
-    const size_t at = (pump_from_ + i) % entries_.size();
-    if (entries_[at].state != EntryState::kInHandler) continue;
-    ++tries;
-    const uint64_t counter = (++pumps_ << 1) & ((uint64_t{1} << kPumpQueueShift) - 1);
-    const uint64_t unique = kPumpUniques | (uint64_t{index()} << kPumpQueueShift) | counter;
-    const Notification retrieve = EncodeNotifyRetrieve(unique, entries_[at].nodeid, 0, 0);
-    std::array<std::byte, sizeof(wire::OutHeader) + sizeof(wire::NotifyRetrieveOut)> bytes;
-    const size_t size = retrieve.CopyTo(bytes);
-    if (::write(session_fd_, bytes.data(), size) == static_cast<ssize_t>(size)) {
-      pump_from_ = at;  // a node the kernel took: the first to try next time
-      return 0;
-    }
-    error = errno;
-  }
-  return error;
-}
-
-io_uring_sqe* UringQueue::CommandSqe(uint32_t entry, wire::UringCmd command) {
-  io_uring_sqe* sqe = ring().NextSqe();
-  if (sqe == nullptr) {
-    GiveUp(entry, command);
-    return nullptr;
-  }
-  sqe->opcode = IORING_OP_URING_CMD;
-  sqe->fd = kRingFileIndex;  // the /dev/fuse fd, registered with the ring
-  sqe->flags |= IOSQE_FIXED_FILE;
-  sqe->cmd_op = static_cast<uint32_t>(command);
-  io_uring_sqe_set_data64(sqe, EncodeUserData(Completion::kCommand, entry));
-  wire::UringCmdReq request{};
-  request.qid = static_cast<uint16_t>(index());
-  if (command == wire::UringCmd::kCommitAndFetch) request.commit_id = entries_[entry].commit_id;
-  std::memcpy(sqe->cmd, &request, sizeof(request));
-  return sqe;
-}
-
-// The SQ was full and submitting it failed: the command cannot be sent, so its entry ends here.
-// A request whose commit is lost stays unanswered until the connection ends.
-void UringQueue::GiveUp(uint32_t entry, wire::UringCmd command) {
-  Log(LogLevel::kError, "queue %u entry %u: no room in the ring for its %s, entry given up",
-      index(), entry, command == wire::UringCmd::kRegister ? "REGISTER" : "COMMIT_AND_FETCH");
-  Finish(entry);
-}
-
-void UringQueue::Register(uint32_t entry) {
-  entries_[entry].state = EntryState::kAwaitingRequest;
-  ++free_;
-  io_uring_sqe* sqe = CommandSqe(entry, wire::UringCmd::kRegister);
-  if (sqe == nullptr) return;
-  sqe->addr = reinterpret_cast<uint64_t>(entries_[entry].iov);
-  sqe->len = 2;
-}
-
-void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
-                        std::span<const ConstBytes> body) {
-  Entry& e = entries_[entry];
-  size_t size = PartsSize(ReplyParts(error, body));
-  if (size > payload_size_) {
-    Log(LogLevel::kError, "reply to unique %u has %u bytes, more than the %u-byte payload", unique,
-        size, payload_size_);
-    error = -EIO;
-    size = 0;
-  }
-  JoinParts(ReplyParts(error, body), MutableBytes(e.payload, size));
-  const wire::OutHeader out{static_cast<uint32_t>(sizeof(wire::OutHeader) + size), error, unique};
-  std::memcpy(e.header->in_out, &out, sizeof(out));
-  e.header->ring_ent_in_out.payload_sz = static_cast<uint32_t>(size);
-  if (CommandSqe(entry, wire::UringCmd::kCommitAndFetch) == nullptr) return;
-  e.state = EntryState::kAwaitingRequest;
-  ++free_;
-}
-
-bool UringQueue::OnCompletion(UserData data, int result) {
-  if (data.kind != Completion::kCommand) return false;
-  OnCommand(data.slot, result);
-  return true;
-}
-
-void UringQueue::OnCommand(uint32_t entry, int result) {
-  if (result == 0) {
-    OnRequest(entry);
-    return;
-  }
-  // At unmount or abort every free entry completes so, each lowering free_: entries added then to
-  // restore the reserve would only fail at once, round after round up to the queue's limit.
-  switch (-result) {
-    case ENOTCONN:      // unmounted
-    case ECONNABORTED:  // aborted
-    case ECANCELED:     // the ring is going away
-      connection_over_ = true;
-      Finish(entry);
-      return;
-    default: break;
-  }
-  Log(LogLevel::kError, "queue %u entry %u: FUSE-over-io_uring command failed: %s", index(), entry,
-      std::strerror(-result));
-  Finish(entry);
-}
-
-void UringQueue::OnRequest(uint32_t entry) {
-  --free_;
-  // The kernel gave out the last free entry it had: a request that came after it waits in the
-  // kernel for a commit on this queue. Keep a larger reserve from now on.
-  if (kernel_free_ > 0 && --kernel_free_ == 0) {
-    reserve_ = std::min(reserve_ * 2, std::max(depth_, UringCmdTransport::kMaxReserve));
-  }
-  Entry& e = entries_[entry];
-  const wire::UringEntInOut& ent = e.header->ring_ent_in_out;
-  e.commit_id = ent.commit_id;
-  e.state = EntryState::kInHandler;
-  const size_t payload_size = std::min<size_t>(ent.payload_sz, payload_size_);
-  const ConstBytes in_out(reinterpret_cast<const std::byte*>(e.header->in_out),
-                          sizeof(wire::InHeader));
-  wire::InHeader header;
-  std::memcpy(&header, in_out.data(), sizeof(header));
-  if (header.opcode == static_cast<uint32_t>(Opcode::kNotifyReply) && IsPumpUnique(header.unique)) {
-    Commit(entry, header.unique, 0, {});  // the queue's own: its commit is all it is for
-    return;
-  }
-  new_requests_ = true;
-  e.nodeid = header.nodeid;
-
-  const ConstBytes op_in(reinterpret_cast<const std::byte*>(e.header->op_in),
-                         wire::kUringOpInOutSize);
-  const ConstBytes payload(e.payload, payload_size);
-  // A queue's thread runs one handler at a time: one inflight slot per queue.
-  Handle(entry, index(), header.unique, [&](const Delivery& delivery) {
-    dispatcher().DispatchRing(in_out, op_in, payload, delivery);
-  });
-  if (staged_.present) {
-    staged_.present = false;
-    const ConstBytes body[] = {ConstBytes(staged_.body.data(), staged_.size)};
-    Commit(entry, staged_.unique, staged_.error, body);
-  }
-
-  // An operation without a reply (NOTIFY_REPLY) still has to hand its entry back to the kernel.
-  const std::optional<OpcodeInfo> info = LookupOpcode(header.opcode);
-  if (e.state == EntryState::kInHandler && info && !info->replies) {
-    Commit(entry, header.unique, 0, {});
-  }
-}
-
-void UringQueue::SendReply(const ReplyTarget& target, int32_t error,
-                           std::span<const ConstBytes> body) {
-  if (InHandlerOf(target.slot) && !staged_.present) {
-    Stage(target.unique, error, body);
-    return;
-  }
-  // Answered later, from another thread: the queue thread owns the ring, so hand it over.
-  const std::span<const ConstBytes> parts = ReplyParts(error, body);
-  LateReply late{static_cast<uint32_t>(target.slot), target.unique, error,
-                 std::vector<std::byte>(PartsSize(parts))};
-  JoinParts(parts, late.body);
-  bool first = false;
-  {
-    std::lock_guard lock(inbox_mutex_);
-    first = inbox_.empty();
-    inbox_.push_back(std::move(late));
-  }
-  if (first) Wake();  // later ones find the queue thread already on its way
-}
-
-void UringQueue::Stage(uint64_t unique, int32_t error, std::span<const ConstBytes> body) {
-  const std::span<const ConstBytes> parts = ReplyParts(error, body);
-  const size_t size = PartsSize(parts);
-  if (staged_.body.size() < size) staged_.body.resize(size);
-  JoinParts(parts, staged_.body);
-  staged_.present = true;
-  staged_.unique = unique;
-  staged_.error = error;
-  staged_.size = size;
-}
-
-void UringQueue::CommitLateReplies() {
-  std::vector<LateReply> replies;
-  {
-    std::lock_guard lock(inbox_mutex_);
-    replies.swap(inbox_);
-  }
-  for (const LateReply& late : replies) {
-    if (entries_[late.entry].state != EntryState::kInHandler) continue;  // the ring ended first
-    const ConstBytes body[] = {late.body};
-    Commit(late.entry, late.unique, late.error, body);
-  }
-}
-
-void UringQueue::Finish(uint32_t entry) {
-  const EntryState was = entries_[entry].state;
-  if (was == EntryState::kFinished) return;
-  if (was == EntryState::kAwaitingRequest) --free_;
-  entries_[entry].state = EntryState::kFinished;
-  if (++finished_ == entries_.size()) MarkDone();
+// A request of this process's own on `cpu`'s queue: an fstatfs of the mount, from a thread
+// pinned there (the kernel queues a request on the caller's CPU). It returns once the entry it
+// fills is answered, by this process if it resumes or by the next; the thread ends then.
+void FillOneEntry(std::shared_ptr<const UniqueFd> root, int cpu) {
+  std::thread([root = std::move(root), cpu] {
+    if (!PinCurrentThread(cpu).ok()) return;
+    struct statfs ignored;
+    ::fstatfs(root->get(), &ignored);
+  }).detach();
 }
 
 }  // namespace
@@ -520,45 +50,222 @@ absl::StatusOr<std::unique_ptr<Transport>> UringCmdTransport::Create(
   if (!cpus.ok()) return cpus.status();
   // Queue ids run from 0 to the highest possible CPU, holes included.
   const size_t queue_count = static_cast<size_t>(cpus->back()) + 1;
-  return std::unique_ptr<Transport>(new UringCmdTransport(context, queue_count));
+  std::vector<UringQueue::Adopted> adopted;
+  if (context.adopted != nullptr) {
+    const size_t payload = context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)));
+    absl::StatusOr<std::vector<UringQueue::Adopted>> mapped =
+        MapAdopted(*context.adopted, queue_count, EntryBlock::StrideFor(payload));
+    if (!mapped.ok()) return mapped.status();
+    adopted = std::move(*mapped);
+  }
+  return std::unique_ptr<Transport>(new UringCmdTransport(context, queue_count, std::move(adopted)));
 }
 
-UringCmdTransport::UringCmdTransport(const TransportContext& context, size_t queue_count)
+// The old process's blocks, each at its address there.
+absl::StatusOr<std::vector<UringQueue::Adopted>> UringCmdTransport::MapAdopted(
+    RingsHandover& adopted, size_t queue_count, size_t payload_stride) {
+  if (adopted.queues.size() != queue_count || adopted.payload_stride != payload_stride) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the old process's rings do not fit this one: %u queues of %u-byte payloads handed "
+        "over, %u of %u bytes here",
+        adopted.queues.size(), adopted.payload_stride, queue_count, payload_stride));
+  }
+  std::vector<UringQueue::Adopted> plans(queue_count);
+  for (size_t q = 0; q < queue_count; ++q) {
+    absl::StatusOr<std::shared_ptr<EntryFile>> file = EntryFile::Adopt(std::move(adopted.fds[q]));
+    if (!file.ok()) return file.status();
+    plans[q].file = *file;
+    for (const HandedBlock& block : adopted.queues[q].blocks) {
+      absl::StatusOr<EntryBlock> mapped = EntryBlock::MapAt(*file, block.offset, block.address,
+                                                            block.count, payload_stride);
+      if (!mapped.ok()) return mapped.status();
+      plans[q].blocks.push_back(std::move(*mapped));
+    }
+    plans[q].entries = std::move(adopted.queues[q].entries);
+  }
+  return plans;
+}
+
+UringCmdTransport::UringCmdTransport(const TransportContext& context, size_t queue_count,
+                                     std::vector<UringQueue::Adopted> adopted)
     : context_(context),
       queue_count_(queue_count),
       depth_(context.options.queue_depth > 0 ? static_cast<size_t>(context.options.queue_depth)
                                              : kDefaultEntriesPerQueue),
       payload_size_(context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)))),
+      adopted_(std::move(adopted)),
       inflight_(queue_count + 1),
-      dev_channel_(std::make_unique<DevFuseReplyChannel>(context.session_fd)) {}
+      dev_channel_(std::make_unique<DevFuseReplyChannel>(context.session_fd)) {
+  context_.adopted = nullptr;  // taken
+}
 
 // The /dev/fuse reader's channel goes once the reader has ended, with the queues.
 UringCmdTransport::~UringCmdTransport() {
+  Stop();
   queues_.Shutdown();
   RetireChannel(std::move(dev_channel_));
 }
 
 absl::Status UringCmdTransport::Start() {
+  InstallPauseSignal();
   const RingWorker::Shared shared{"queue", context_.dispatcher, inflight_, queues_.stopping()};
   for (size_t q = 0; q < queue_count_; ++q) {
-    absl::Status added = queues_.Add(std::make_unique<UringQueue>(
-        shared, q, static_cast<int>(q), context_.session_fd, depth_, payload_size_));
-    if (!added.ok()) return added;
+    UringQueue::Adopted plan = q < adopted_.size() ? std::move(adopted_[q]) : UringQueue::Adopted{};
+    auto queue = std::make_unique<UringQueue>(shared, q, static_cast<int>(q), context_.session_fd,
+                                              depth_, payload_size_, std::move(plan));
+    queue_list_.push_back(queue.get());
+    if (absl::Status added = queues_.Add(std::move(queue)); !added.ok()) return added;
   }
+  adopted_.clear();
   return queues_.Start([this] { ReadDevFuse(); });
 }
 
+void UringCmdTransport::Stop() {
+  queues_.Stop();
+  reader_halt_.store(true, std::memory_order_relaxed);
+  std::lock_guard lock(reader_mutex_);
+  reader_changed_.notify_all();
+}
+
 void UringCmdTransport::ReadDevFuse() {
-  DevFuseReader{context_.session_fd,
-                DevFuseReadBufferSize(context_.negotiated),
-                context_.dispatcher,
-                *dev_channel_,
-                0,
-                inflight_,
-                DevFuseSlot()}
-      .Run(queues_.stopping());
-  // The connection is over: the rings will only see ENOTCONN from here on; stop waiting.
+  UnblockPauseSignal();
+  const DevFuseReader reader{context_.session_fd,
+                             DevFuseReadBufferSize(context_.negotiated),
+                             context_.dispatcher,
+                             *dev_channel_,
+                             0,
+                             inflight_,
+                             DevFuseSlot()};
+  while (true) {
+    reader.Run(reader_halt_);
+    std::unique_lock lock(reader_mutex_);
+    if (!reader_paused_ || queues_.stopping().load()) break;
+    reader_parked_ = true;
+    reader_changed_.notify_all();
+    reader_changed_.wait(lock, [this] { return !reader_paused_ || queues_.stopping().load(); });
+    reader_parked_ = false;
+    if (queues_.stopping().load()) return;
+  }
+  // The connection is over (or Stop was called): the rings will only see ENOTCONN from here on.
   Stop();
+}
+
+// Signalled again and again: a signal that lands just before the reader enters read() wakes
+// nothing.
+absl::Status UringCmdTransport::PauseReader(absl::Time deadline) {
+  std::unique_lock lock(reader_mutex_);
+  reader_paused_ = true;
+  reader_halt_.store(true, std::memory_order_relaxed);
+  while (!reader_parked_) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError("the /dev/fuse reader did not pause in time");
+    }
+    lock.unlock();
+    queues_.Signal(PauseSignal());
+    lock.lock();
+    reader_changed_.wait_for(lock, std::chrono::microseconds(500));
+  }
+  return absl::OkStatus();
+}
+
+void UringCmdTransport::ResumeReader() {
+  std::lock_guard lock(reader_mutex_);
+  if (!reader_paused_) return;
+  reader_paused_ = false;
+  if (!queues_.stopping().load()) reader_halt_.store(false, std::memory_order_relaxed);
+  reader_changed_.notify_all();
+}
+
+template <typename Done>
+absl::Status UringCmdTransport::AwaitQueues(absl::Time deadline, const char* what,
+                                            Done&& done) const {
+  for (UringQueue* queue : queue_list_) {
+    while (!done(*queue)) {
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError(
+            absl::StrFormat("uring-cmd queue %u did not %s in time", queue->queue_id(), what));
+      }
+      absl::SleepFor(kPausePoll);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status UringCmdTransport::Pause(absl::Duration bound) {
+  const absl::Time deadline = absl::Now() + bound;
+  absl::Status paused = PauseReader(deadline);
+  if (paused.ok()) {
+    for (UringQueue* queue : queue_list_) queue->RequestFreeze();
+    paused = AwaitQueues(deadline, "freeze",
+                         [](const UringQueue& q) { return q.mode() == UringQueue::Mode::kFrozen; });
+  }
+  if (paused.ok()) paused = FillQueues(deadline);
+  if (paused.ok()) {
+    for (UringQueue* queue : queue_list_) queue->RequestHandOff();
+    paused = AwaitQueues(deadline, "hand off", [](const UringQueue& q) {
+      return q.mode() == UringQueue::Mode::kHandedOff;
+    });
+  }
+  if (!paused.ok()) ResumeInPlace();
+  return paused;
+}
+
+// Every free entry of a frozen queue gets a request, so that none is free when this process's
+// rings end: the kernel would cancel it, and a request it was being given then would be lost
+// (uring_cmd_handover.h). A CPU that is offline gives its queue no request, so its free entries
+// are left free; a CPU this process may not run on fails the pause.
+absl::Status UringCmdTransport::FillQueues(absl::Time deadline) {
+  absl::StatusOr<std::vector<int>> online = OnlineCpus();
+  if (!online.ok()) return online.status();
+  cpu_set_t allowed;
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+    return ErrnoStatus(errno, "sched_getaffinity");
+  }
+  auto root = std::make_shared<const UniqueFd>(
+      ::open(context_.mountpoint.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root->valid()) {
+    return ErrnoStatus(errno, absl::StrFormat("opening %s to fill the rings' entries",
+                                              context_.mountpoint));
+  }
+  std::vector<UringQueue*> filling;
+  for (UringQueue* queue : queue_list_) {
+    const int cpu = queue->cpu();
+    if (std::find(online->begin(), online->end(), cpu) == online->end()) continue;
+    if (!CPU_ISSET(cpu, &allowed)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "a uring-cmd handover needs a thread on every online CPU, and this process may not "
+          "run on CPU %d",
+          cpu));
+    }
+    for (size_t i = queue->unfilled(); i > 0; --i) FillOneEntry(root, cpu);
+    filling.push_back(queue);
+  }
+  for (UringQueue* queue : filling) {
+    while (queue->unfilled() > 0) {
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError(absl::StrFormat(
+            "uring-cmd queue %u still had %u free entries at the end of the pause",
+            queue->queue_id(), queue->unfilled()));
+      }
+      absl::SleepFor(kPausePoll);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TransportHandover> UringCmdTransport::Handed() {
+  RingsHandover rings;
+  rings.payload_stride = EntryBlock::StrideFor(payload_size_);
+  TransportHandover handover;
+  for (UringQueue* queue : queue_list_) rings.queues.push_back(queue->Handed(handover.fds));
+  handover.bytes = EncodeRingsHandover(rings);
+  return handover;
+}
+
+bool UringCmdTransport::ResumeInPlace() {
+  for (UringQueue* queue : queue_list_) queue->RequestResume();
+  ResumeReader();
+  return true;
 }
 
 std::string UringCmdTransport::Describe() const {

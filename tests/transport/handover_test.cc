@@ -2,7 +2,8 @@
 // work on the mount: no client call fails, nothing is lost, and a takeover that fails leaves the
 // old session serving. Both sessions live in this process and share one MemFs, so the handover
 // tested is the connection's alone (the application's state is the daemon's own test). Over the
-// threads and uring transports, from each to itself and to the other; uring-cmd refuses.
+// threads and uring transports, from each to itself and to the other, and over uring-cmd to
+// itself (its ring entries travel, uring_cmd_handover.h).
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
@@ -25,6 +27,7 @@
 
 #include "examples/memfs/memfs.h"
 #include "gtest/gtest.h"
+#include "tests/open_fds.h"
 #include "tests/transport/kernel_fixture.h"
 #include "transport/fd.h"
 
@@ -41,12 +44,6 @@ SocketPair MakeSocketPair() {
   int ends[2];
   EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends), 0);
   return {internal::UniqueFd(ends[0]), internal::UniqueFd(ends[1])};
-}
-
-// The open fds of this process, to show that a handover that fails leaves none behind.
-size_t OpenFdCount() {
-  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
-                                           std::filesystem::directory_iterator()));
 }
 
 // Waits, at most `bound`, for the fd count to come back to `expected`: a ring's fds close as its
@@ -83,6 +80,7 @@ const HandoverCase kHandoverCases[] = {
     {"UringToUring", TransportKind::kUring, TransportKind::kUring},
     {"DeepUringToDeepUring", TransportKind::kUring, TransportKind::kUring, 2},
     {"ThreadsAndUringInTurn", TransportKind::kThreads, TransportKind::kUring},
+    {"UringCmdToUringCmd", TransportKind::kUringCmd, TransportKind::kUringCmd},
 };
 
 // Clients that stat, create, write, fsync, read back and unlink, counting every failed call.
@@ -148,6 +146,10 @@ class Handover : public ::testing::TestWithParam<HandoverCase> {
  protected:
   void SetUp() override {
     RINGFUSE_SKIP_UNLESS_KERNEL();
+    if (GetParam().from == TransportKind::kUringCmd) {
+      uring_.emplace();
+      if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
+    }
     absl::StatusOr<std::unique_ptr<ServedMount>> mount =
         ServedMount::Start(fs_, GetParam().from, Options(GetParam().from));
     ASSERT_TRUE(mount.ok()) << mount.status();
@@ -179,6 +181,7 @@ class Handover : public ::testing::TestWithParam<HandoverCase> {
     return taken;
   }
 
+  std::optional<UringEnabled> uring_;  // before the mount, whose INIT reads it
   MemFs fs_;
   std::unique_ptr<ServedMount> mount_;
   std::vector<absl::Duration> pauses_;
@@ -262,7 +265,8 @@ TEST_P(Handover, ARefusedRestoreLeavesTheOldSessionServing) {
     EXPECT_EQ(mount_->session().transport_kind(), GetParam().from);
   }
   // The paused transport went, with its rings and cloned fds; the one resumed has as many.
-  EXPECT_EQ(OpenFdCountSettlingAt(fds_before, std::chrono::seconds(2)), fds_before);
+  EXPECT_EQ(OpenFdCountSettlingAt(fds_before, std::chrono::seconds(2)), fds_before)
+      << DescribeOpenFds();
   // Negative control for the test above: the old session serves on, so calls keep working.
   struct stat attr;
   EXPECT_EQ(::stat(mount_->Path("kept").c_str(), &attr), 0) << std::strerror(errno);
@@ -292,7 +296,8 @@ TEST_P(Handover, APeerThatLeavesMidwayLeavesTheOldSessionServing) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   load.Finish();
   EXPECT_EQ(load.failures(), 0) << load.first_failure();
-  EXPECT_EQ(OpenFdCountSettlingAt(fds_before, std::chrono::seconds(2)), fds_before);
+  EXPECT_EQ(OpenFdCountSettlingAt(fds_before, std::chrono::seconds(2)), fds_before)
+      << DescribeOpenFds();
 }
 
 // The old session pauses only once the new process is ready to take over, so a new process that
@@ -347,14 +352,13 @@ class SlowLookupFs : public MemFs {
   bool released_ = false;
 };
 
-// A ring that cannot settle within the pause bound (here a handler still busy; as well a read the
-// kernel would not give back) fails the handover with nothing sent, and every ring reads again:
-// the session serves on, and hands over later.
-TEST(HandoverByUring, APausePastItsBoundServesOnAndHandsOverLater) {
-  RINGFUSE_SKIP_UNLESS_KERNEL();
+// A worker that cannot pause within the bound (here a handler still busy; as well a read the
+// kernel would not give back, or a uring-cmd queue that cannot freeze) fails the handover with
+// nothing sent, and every worker reads again: the session serves on, and hands over later.
+void APausePastItsBoundServesOnAndHandsOverLater(TransportKind transport) {
   SlowLookupFs fs;
   absl::StatusOr<std::unique_ptr<ServedMount>> mount =
-      ServedMount::Start(fs, TransportKind::kUring, OptionsFor(TransportKind::kUring));
+      ServedMount::Start(fs, transport, OptionsFor(transport));
   ASSERT_TRUE(mount.ok()) << mount.status();
   std::thread slow_client([&] {
     struct stat attr;
@@ -379,8 +383,8 @@ TEST(HandoverByUring, APausePastItsBoundServesOnAndHandsOverLater) {
   }
   SocketPair pair = MakeSocketPair();
   std::future<absl::StatusOr<std::unique_ptr<Session>>> taker =
-      std::async(std::launch::async, [&fs, &pair] {
-        return Session::TakeOver(pair.new_end.get(), OptionsFor(TransportKind::kUring), fs,
+      std::async(std::launch::async, [&fs, &pair, transport] {
+        return Session::TakeOver(pair.new_end.get(), OptionsFor(transport), fs,
                                  [](HandoverPayload) { return absl::OkStatus(); });
       });
   absl::StatusOr<HandoverReport> later =
@@ -392,6 +396,18 @@ TEST(HandoverByUring, APausePastItsBoundServesOnAndHandsOverLater) {
   EXPECT_EQ(::stat((*mount)->root().c_str(), &attr), 0);
   (*taken)->Stop();
   (*taken)->Wait();
+}
+
+TEST(HandoverByUring, APausePastItsBoundServesOnAndHandsOverLater) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  APausePastItsBoundServesOnAndHandsOverLater(TransportKind::kUring);
+}
+
+TEST(HandoverByUringCmd, APausePastItsBoundServesOnAndHandsOverLater) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  UringEnabled enabled;
+  if (!enabled.ok()) GTEST_SKIP() << enabled.reason();
+  APausePastItsBoundServesOnAndHandsOverLater(TransportKind::kUringCmd);
 }
 
 // Rings woken together for one request race for it: each loser's read blocks inside its own
@@ -435,26 +451,107 @@ TEST(HandoverByUring, RingsIdleAfterABurstAllStopReading) {
   serving->Wait();
 }
 
-// FUSE-over-io_uring ring entries hold requests the kernel does not resend (6.18): a uring-cmd
-// session refuses, having stopped nothing.
-TEST(HandoverByUringCmd, RefusesToHandOverAndServesOn) {
+// A uring-cmd session hands over its ring entries, and only rings can answer what they hold: a
+// new session on another transport refuses, and the old one serves on from where it paused.
+TEST(HandoverByUringCmd, ATakeoverOnAnotherTransportIsRefusedAndTheOldServesOn) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   UringEnabled enabled;
   if (!enabled.ok()) GTEST_SKIP() << enabled.reason();
   MemFs fs;
   absl::StatusOr<std::unique_ptr<ServedMount>> mount =
-      ServedMount::Start(fs, TransportKind::kUringCmd);
+      ServedMount::Start(fs, TransportKind::kUringCmd, OptionsFor(TransportKind::kUringCmd));
   ASSERT_TRUE(mount.ok()) << mount.status();
-  ASSERT_EQ((*mount)->session().transport_kind(), TransportKind::kUringCmd);
-  SocketPair pair = MakeSocketPair();
-  absl::StatusOr<HandoverReport> report =
-      (*mount)->session().HandOver(pair.old_end.get(), [] { return HandoverPayload{}; });
-  EXPECT_EQ(report.status().code(), absl::StatusCode::kUnimplemented) << report.status();
+  const size_t fds_before = OpenFdCount();
   ClientLoad load((*mount)->root(), 2);
+  {
+    SocketPair pair = MakeSocketPair();
+    std::future<absl::StatusOr<std::unique_ptr<Session>>> taker =
+        std::async(std::launch::async, [&fs, &pair] {
+          return Session::TakeOver(pair.new_end.get(), OptionsFor(TransportKind::kThreads), fs,
+                                   [](HandoverPayload) { return absl::OkStatus(); });
+        });
+    absl::StatusOr<HandoverReport> report =
+        (*mount)->session().HandOver(pair.old_end.get(), [] { return HandoverPayload{}; });
+    absl::StatusOr<std::unique_ptr<Session>> taken = taker.get();
+    EXPECT_EQ(taken.status().code(), absl::StatusCode::kFailedPrecondition) << taken.status();
+    EXPECT_EQ(report.status().code(), absl::StatusCode::kAborted) << report.status();
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   load.Finish();
   EXPECT_EQ(load.failures(), 0) << load.first_failure();
   EXPECT_GT(load.calls(), 0);
+  EXPECT_EQ((*mount)->session().transport_kind(), TransportKind::kUringCmd);
+  // The fill's threads and fd went once the resumed queues answered their requests.
+  EXPECT_EQ(OpenFdCountSettlingAt(fds_before, std::chrono::seconds(2)), fds_before)
+      << DescribeOpenFds();
+}
+
+// Parks the first LOOKUP of "parked": its handler returns without answering, as a lock wait
+// does, and the reply is kept for later. Every other LOOKUP is answered at once.
+class ParkingLookupFs : public MemFs {
+ public:
+  void Lookup(const RequestContext& context, const op::Lookup& args, EntryReply reply) override {
+    if (args.name == "parked") {
+      std::lock_guard lock(mutex_);
+      if (!parked_) {
+        parked_.emplace(std::move(reply));
+        changed_.notify_all();
+        return;
+      }
+    }
+    MemFs::Lookup(context, args, std::move(reply));
+  }
+  bool WaitUntilParked() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(5), [this] { return parked_.has_value(); });
+  }
+  // The old session's late answer, after the handover: it must reach nobody.
+  void AnswerParkedLate() {
+    std::lock_guard lock(mutex_);
+    if (parked_) parked_->Error(EIO);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<EntryReply> parked_;
+};
+
+// A request the old session holds unanswered (parked) travels in its ring entry: the new session
+// handles it again, and the client gets that answer, not the old session's late one.
+TEST(HandoverByUringCmd, ARequestParkedInTheOldSessionIsAnsweredByTheNew) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  UringEnabled enabled;
+  if (!enabled.ok()) GTEST_SKIP() << enabled.reason();
+  ParkingLookupFs fs;
+  fs.AddFile(wire::kRootId, "parked", "here\n", 0644);
+  absl::StatusOr<std::unique_ptr<ServedMount>> mount =
+      ServedMount::Start(fs, TransportKind::kUringCmd, OptionsFor(TransportKind::kUringCmd));
+  ASSERT_TRUE(mount.ok()) << mount.status();
+  std::future<int> client = std::async(std::launch::async, [&] {
+    struct stat attr;
+    return ::stat((*mount)->Path("parked").c_str(), &attr) == 0 ? 0 : errno;
+  });
+  ASSERT_TRUE(fs.WaitUntilParked());
+  SocketPair pair = MakeSocketPair();
+  std::future<absl::StatusOr<std::unique_ptr<Session>>> taker =
+      std::async(std::launch::async, [&fs, &pair] {
+        return Session::TakeOver(pair.new_end.get(), OptionsFor(TransportKind::kUringCmd), fs,
+                                 [](HandoverPayload) { return absl::OkStatus(); });
+      });
+  absl::StatusOr<HandoverReport> report =
+      (*mount)->session().HandOver(pair.old_end.get(), [] { return HandoverPayload{}; });
+  absl::StatusOr<std::unique_ptr<Session>> taken = taker.get();
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  ASSERT_EQ(client.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+      << "the parked request was not answered after the handover";
+  EXPECT_EQ(client.get(), 0) << "the client got an error, not the new session's answer";
+  fs.AnswerParkedLate();
+  struct stat attr;
+  EXPECT_EQ(::stat((*mount)->Path("parked").c_str(), &attr), 0) << std::strerror(errno);
+  (*taken)->Stop();
+  (*taken)->Wait();
 }
 
 }  // namespace

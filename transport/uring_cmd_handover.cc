@@ -1,0 +1,104 @@
+#include "transport/uring_cmd_handover.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "protocol/reader.h"
+#include "transport/record_fields.h"
+
+namespace ringfuse::internal {
+namespace {
+
+// Far more than any queue has (UringCmdTransport::kMaxEntriesPerQueue), so a count read from a
+// corrupt record cannot make us allocate without bound.
+constexpr uint32_t kMaxCount = 1 << 16;
+
+absl::Status Corrupt(std::string_view what) {
+  return absl::DataLossError("the ring entries handed over by the old process " +
+                             std::string(what));
+}
+
+bool GetQueue(Reader& in, HandedQueue& queue) {
+  uint32_t blocks = 0, entries = 0;
+  if (!GetField(in, blocks) || blocks > kMaxCount) return false;
+  queue.blocks.resize(blocks);
+  for (HandedBlock& block : queue.blocks) {
+    if (!GetField(in, block.address) || !GetField(in, block.offset) || !GetField(in, block.count)) {
+      return false;
+    }
+  }
+  if (!GetField(in, entries) || entries > kMaxCount) return false;
+  queue.entries.resize(entries);
+  for (HandedEntry& entry : queue.entries) {
+    uint8_t hold = 0;
+    if (!GetField(in, entry.block) || !GetField(in, entry.slot) || !GetField(in, hold) ||
+        !GetField(in, entry.unique)) {
+      return false;
+    }
+    entry.hold = static_cast<EntryHold>(hold);
+  }
+  return true;
+}
+
+// Every queue has its memfd, and every entry names a block of its queue and a slot in it.
+absl::Status Check(const RingsHandover& rings) {
+  if (rings.fds.size() != rings.queues.size()) {
+    return Corrupt(absl::StrFormat("came with %u memfds for %u queues", rings.fds.size(),
+                                   rings.queues.size()));
+  }
+  for (const HandedQueue& queue : rings.queues) {
+    for (const HandedEntry& entry : queue.entries) {
+      if (entry.block >= queue.blocks.size() || entry.slot >= queue.blocks[entry.block].count) {
+        return Corrupt("name an entry outside their blocks");
+      }
+      if (entry.hold != EntryHold::kRequest && entry.hold != EntryHold::kReply) {
+        return Corrupt(absl::StrFormat("say an entry holds %u", static_cast<int>(entry.hold)));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string EncodeRingsHandover(const RingsHandover& rings) {
+  std::string out;
+  PutField(out, rings.payload_stride);
+  PutField(out, static_cast<uint32_t>(rings.queues.size()));
+  for (const HandedQueue& queue : rings.queues) {
+    PutField(out, static_cast<uint32_t>(queue.blocks.size()));
+    for (const HandedBlock& block : queue.blocks) {
+      PutField(out, block.address);
+      PutField(out, block.offset);
+      PutField(out, block.count);
+    }
+    PutField(out, static_cast<uint32_t>(queue.entries.size()));
+    for (const HandedEntry& entry : queue.entries) {
+      PutField(out, entry.block);
+      PutField(out, entry.slot);
+      PutField(out, static_cast<uint8_t>(entry.hold));
+      PutField(out, entry.unique);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<RingsHandover> DecodeRingsHandover(std::string_view bytes,
+                                                  std::vector<UniqueFd> fds) {
+  Reader in(ConstBytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+  RingsHandover rings;
+  rings.fds = std::move(fds);
+  uint32_t queues = 0;
+  if (!GetField(in, rings.payload_stride) || !GetField(in, queues) || queues > kMaxCount) {
+    return Corrupt("end early");
+  }
+  rings.queues.resize(queues);
+  for (HandedQueue& queue : rings.queues) {
+    if (!GetQueue(in, queue)) return Corrupt("end early");
+  }
+  if (in.remaining() != 0) return Corrupt("run on past their last field");
+  if (absl::Status checked = Check(rings); !checked.ok()) return checked;
+  return rings;
+}
+
+}  // namespace ringfuse::internal
