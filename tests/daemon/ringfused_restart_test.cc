@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,13 +87,28 @@ class RingfusedRestart : public RingfusedBinary {
   std::string source_;
 };
 
+// The same on each transport: GetParam() is the --transport value.
+class RingfusedRestartOn : public RingfusedRestart,
+                           public ::testing::WithParamInterface<const char*> {
+ protected:
+  void SetUp() override {
+    RingfusedRestart::SetUp();
+    if (std::string(GetParam()) == "uring-cmd") {
+      uring_.emplace();  // before the daemon, whose INIT reads it
+      if (!uring_->ok()) GTEST_SKIP() << uring_->reason();
+    }
+  }
+  std::string TransportFlag() const { return std::string("--transport=") + GetParam(); }
+
+  std::optional<ringfuse::testing::UringEnabled> uring_;  // goes after TearDown's unmount
+};
+
 // A detached daemon restarted twice (the second time by the daemon the first restart started):
 // each time the old one exits, the mount stays, and the new one serves and answers ringfuse-ctl.
 // A file opened for writing before the restarts, and its flock lock, stay usable and held.
-TEST_F(RingfusedRestart, APassthroughDaemonHandsItsMountToANewOneThatServesOn) {
+TEST_P(RingfusedRestartOn, APassthroughDaemonHandsItsMountToANewOneThatServesOn) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
-  const Outcome started =
-      RunCommand({RINGFUSED_BINARY, "--transport=threads", source_, mountpoint_});
+  const Outcome started = RunCommand({RINGFUSED_BINARY, TransportFlag(), source_, mountpoint_});
   ASSERT_EQ(started.exit_code, 0) << started.output;
   pid_t old_pid = daemon_pid_ = StatusPid("serves passthrough: ");
   ASSERT_GT(old_pid, 0);
@@ -203,31 +219,6 @@ TEST_F(RingfusedRestart, ARestartThatFailsLeavesTheOldDaemonServing) {
   ExpectServes("after-refusals");
 }
 
-// The uring transport does not hand over yet: the restart is refused and the daemon serves on.
-// Once it does, the restart must succeed the way the threads transport's does.
-TEST_F(RingfusedRestart, AUringDaemonEitherRestartsOrSaysWhyNotAndServesOn) {
-  RINGFUSE_SKIP_UNLESS_KERNEL();
-  StartInForeground({"-f", "--transport=uring", source_, mountpoint_}, dir_.path() + "/stderr");
-  const pid_t old_pid = daemon_pid_;
-  const Outcome restart = RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_});
-  if (restart.exit_code == 0) {
-    const pid_t new_pid = PidAfter(restart.output, "new ringfused pid ");
-    ASSERT_GT(new_pid, 0) << restart.output;
-    const int status = WaitBounded(old_pid, std::chrono::seconds(10));
-    daemon_pid_ = new_pid;
-    EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-    EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
-  } else {
-    EXPECT_EQ(restart.exit_code, 1);
-    EXPECT_THAT(restart.output, HasSubstr("failed, the running ringfused serves on"));
-    EXPECT_THAT(restart.output, HasSubstr("cannot be handed over")) << restart.output;
-    EXPECT_EQ(::waitpid(old_pid, nullptr, WNOHANG), 0) << "the daemon ended";
-    EXPECT_EQ(StatusPid("serves passthrough: "), old_pid);
-  }
-  EXPECT_TRUE(IsMounted(mountpoint_));
-  ExpectServes("after-restart");
-}
-
 // A user's own daemon, mounted through fusermount3: ringfuse-ctl finds it through the user's
 // runtime directory, its successor is that user's too, and the mount stays the user's.
 TEST_F(RingfusedRestart, AUsersDaemonMountedThroughFusermountRestarts) {
@@ -327,11 +318,10 @@ TEST_F(RingfusedRestart, ClientsOfAKilledDaemonGetEnotconnWithinASecond) {
 // Twenty restarts while clients stat, list, read, readlink, create, unlink and append with
 // fsync: no call fails, no ESTALE, nothing made twice, every fsync'ed byte there, and no daemon
 // holds more fds than the first did.
-TEST_F(RingfusedRestart, TwentyRestartsUnderLoadFailNoCallAndLoseNoByte) {
+TEST_P(RingfusedRestartOn, TwentyRestartsUnderLoadFailNoCallAndLoseNoByte) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   MixedLoad::Prepare(source_);
-  const Outcome started =
-      RunCommand({RINGFUSED_BINARY, "--transport=threads", source_, mountpoint_});
+  const Outcome started = RunCommand({RINGFUSED_BINARY, TransportFlag(), source_, mountpoint_});
   ASSERT_EQ(started.exit_code, 0) << started.output;
   pid_t pid = daemon_pid_ = StatusPid("serves passthrough: ");
   constexpr int kClients = 4;
@@ -386,13 +376,13 @@ pid_t StoppedChildOf(pid_t parent) {
 // paused), with the state received, and restored but not yet acknowledged (the old daemon has
 // paused and its requests may have been read by the successor). Each time the restart fails,
 // the old daemon serves on, and the clients working meanwhile see nothing fail.
-TEST_F(RingfusedRestart, ASuccessorKilledAtEachStepLeavesTheOldDaemonServing) {
+TEST_P(RingfusedRestartOn, ASuccessorKilledAtEachStepLeavesTheOldDaemonServing) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   MixedLoad::Prepare(source_);
   for (const char* step : {"starting", "received", "restored"}) {
     SCOPED_TRACE(step);
     ASSERT_EQ(::setenv("RINGFUSED_TEST_STOP_AT", step, 1), 0);
-    StartInForeground({"-f", "--transport=threads", source_, mountpoint_},
+    StartInForeground({"-f", TransportFlag(), source_, mountpoint_},
                       dir_.path() + "/stderr-" + step);
     ::unsetenv("RINGFUSED_TEST_STOP_AT");
     const pid_t old_pid = daemon_pid_;
@@ -416,6 +406,13 @@ TEST_F(RingfusedRestart, ASuccessorKilledAtEachStepLeavesTheOldDaemonServing) {
     EXPECT_GE(WaitBounded(old_pid, std::chrono::seconds(5)), 0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(, RingfusedRestartOn, ::testing::Values("threads", "uring", "uring-cmd"),
+                         [](const ::testing::TestParamInfo<const char*>& param_info) {
+                           std::string name = param_info.param;
+                           std::erase(name, '-');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace ringfuse::daemon
