@@ -12,7 +12,7 @@
 
 namespace ringfuse::internal {
 
-void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
+bool DevFuseReader::Run(const std::atomic<bool>& stopping) const {
   const DevFuseReadBuffer buffer(buffer_size);
   while (!stopping.load(std::memory_order_relaxed)) {
     const ssize_t length = ::read(fd, buffer.data(), buffer.size());
@@ -22,7 +22,7 @@ void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
       if (errno != ENODEV && errno != ECONNABORTED) {
         Log(LogLevel::kError, "read from /dev/fuse failed: %s", std::strerror(errno));
       }
-      return;
+      return false;
     }
     const ConstBytes message(buffer.data(), static_cast<size_t>(length));
     const std::atomic<bool>* interrupted =
@@ -30,6 +30,7 @@ void DevFuseReader::Run(const std::atomic<bool>& stopping) const {
     dispatcher.Dispatch(message, Delivery{&channel, reply_slot, interrupted});
     inflight.End(inflight_slot);
   }
+  return true;
 }
 
 }  // namespace ringfuse::internal

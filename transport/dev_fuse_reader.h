@@ -20,8 +20,8 @@ struct DevFuseReader {
   size_t inflight_slot;
 
   // Reads and dispatches requests until the connection ends (ENODEV, ECONNABORTED), a read
-  // fails otherwise (logged), or `stopping` is seen between two requests.
-  void Run(const std::atomic<bool>& stopping) const;
+  // fails otherwise (logged), or `stopping` is seen between two requests: true in that case.
+  bool Run(const std::atomic<bool>& stopping) const;
 };
 
 }  // namespace ringfuse::internal

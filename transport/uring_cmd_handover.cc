@@ -1,5 +1,6 @@
 #include "transport/uring_cmd_handover.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -30,12 +31,9 @@ bool GetQueue(Reader& in, HandedQueue& queue) {
   if (!GetField(in, entries) || entries > kMaxCount) return false;
   queue.entries.resize(entries);
   for (HandedEntry& entry : queue.entries) {
-    uint8_t hold = 0;
-    if (!GetField(in, entry.block) || !GetField(in, entry.slot) || !GetField(in, hold) ||
-        !GetField(in, entry.unique)) {
+    if (!GetField(in, entry.block) || !GetField(in, entry.slot) || !GetField(in, entry.unique)) {
       return false;
     }
-    entry.hold = static_cast<EntryHold>(hold);
   }
   return true;
 }
@@ -47,13 +45,12 @@ absl::Status Check(const RingsHandover& rings) {
                                    rings.queues.size()));
   }
   for (const HandedQueue& queue : rings.queues) {
+    std::set<std::pair<uint32_t, uint32_t>> seen;
     for (const HandedEntry& entry : queue.entries) {
       if (entry.block >= queue.blocks.size() || entry.slot >= queue.blocks[entry.block].count) {
         return Corrupt("name an entry outside their blocks");
       }
-      if (entry.hold != EntryHold::kRequest && entry.hold != EntryHold::kReply) {
-        return Corrupt(absl::StrFormat("say an entry holds %u", static_cast<int>(entry.hold)));
-      }
+      if (!seen.emplace(entry.block, entry.slot).second) return Corrupt("name an entry twice");
     }
   }
   return absl::OkStatus();
@@ -76,7 +73,6 @@ std::string EncodeRingsHandover(const RingsHandover& rings) {
     for (const HandedEntry& entry : queue.entries) {
       PutField(out, entry.block);
       PutField(out, entry.slot);
-      PutField(out, static_cast<uint8_t>(entry.hold));
       PutField(out, entry.unique);
     }
   }

@@ -26,16 +26,11 @@
 
 namespace ringfuse::internal {
 
-// What an entry holds when it is handed over.
-enum class EntryHold : uint8_t {
-  kRequest = 1,  // a request not answered yet: the new process handles it
-  kReply = 2,    // a request and its reply, written into the entry: the new process commits it
-};
-
+// An entry that holds a request, not answered yet or with its reply written there: what its
+// buffers show says which (UringQueue::Shows).
 struct HandedEntry {
-  uint32_t block;  // index into HandedQueue::blocks
-  uint32_t slot;   // the entry's place in its block
-  EntryHold hold;
+  uint32_t block;   // index into HandedQueue::blocks
+  uint32_t slot;    // the entry's place in its block
   uint64_t unique;  // the request's, the commit's id
 };
 
@@ -58,8 +53,8 @@ struct RingsHandover {
 
 // The record as bytes; the fds travel beside it, in order.
 std::string EncodeRingsHandover(const RingsHandover& rings);
-// Refuses a record that ends early, runs on, names a block that is not there, or does not come
-// with one memfd per queue.
+// Refuses a record that ends early, runs on, names a block or slot that is not there or an entry
+// twice, or does not come with one memfd per queue.
 absl::StatusOr<RingsHandover> DecodeRingsHandover(std::string_view bytes,
                                                   std::vector<UniqueFd> fds);
 

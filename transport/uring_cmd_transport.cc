@@ -5,7 +5,10 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -25,16 +28,25 @@ constexpr size_t kDefaultEntriesPerQueue = 8;
 // How often a pause looks whether the queues have done what it asked: its every step adds to the
 // time clients wait.
 constexpr absl::Duration kPausePoll = absl::Microseconds(50);
+// How long a resume waits for the queues: a queue whose thread is inside a handler resumes once
+// it returns.
+constexpr absl::Duration kResumeBound = absl::Seconds(5);
 
 // A request of this process's own on `cpu`'s queue: an fstatfs of the mount, from a thread
 // pinned there (the kernel queues a request on the caller's CPU). It returns once the entry it
 // fills is answered, by this process if it resumes or by the next; the thread ends then.
-void FillOneEntry(std::shared_ptr<const UniqueFd> root, int cpu) {
-  std::thread([root = std::move(root), cpu] {
-    if (!PinCurrentThread(cpu).ok()) return;
-    struct statfs ignored;
-    ::fstatfs(root->get(), &ignored);
-  }).detach();
+absl::Status FillOneEntry(std::shared_ptr<const UniqueFd> root, int cpu) {
+  try {
+    std::thread([root = std::move(root), cpu] {
+      if (!PinCurrentThread(cpu).ok()) return;
+      struct statfs ignored;
+      ::fstatfs(root->get(), &ignored);
+    }).detach();
+  } catch (const std::system_error& error) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("no thread to fill a ring entry of CPU %d with: %s", cpu, error.what()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -129,6 +141,7 @@ void UringCmdTransport::Stop() {
 
 void UringCmdTransport::ReadDevFuse() {
   UnblockPauseSignal();
+  reader_thread_.store(pthread_self(), std::memory_order_release);
   const DevFuseReader reader{context_.session_fd,
                              DevFuseReadBufferSize(context_.negotiated),
                              context_.dispatcher,
@@ -136,17 +149,16 @@ void UringCmdTransport::ReadDevFuse() {
                              0,
                              inflight_,
                              DevFuseSlot()};
-  while (true) {
-    reader.Run(reader_halt_);
+  // Halted: by Stop, or by a pause, which parks the reader until it resumes or stops.
+  while (reader.Run(reader_halt_)) {
     std::unique_lock lock(reader_mutex_);
-    if (!reader_paused_ || queues_.stopping().load()) break;
+    if (queues_.stopping().load()) return;
     reader_parked_ = true;
     reader_changed_.notify_all();
     reader_changed_.wait(lock, [this] { return !reader_paused_ || queues_.stopping().load(); });
     reader_parked_ = false;
-    if (queues_.stopping().load()) return;
   }
-  // The connection is over (or Stop was called): the rings will only see ENOTCONN from here on.
+  // The connection is over: the rings will only see ENOTCONN from here on.
   Stop();
 }
 
@@ -161,7 +173,9 @@ absl::Status UringCmdTransport::PauseReader(absl::Time deadline) {
       return absl::DeadlineExceededError("the /dev/fuse reader did not pause in time");
     }
     lock.unlock();
-    queues_.Signal(PauseSignal());
+    if (const pthread_t reader = reader_thread_.load(std::memory_order_acquire)) {
+      ::pthread_kill(reader, PauseSignal());
+    }
     lock.lock();
     reader_changed_.wait_for(lock, std::chrono::microseconds(500));
   }
@@ -237,7 +251,9 @@ absl::Status UringCmdTransport::FillQueues(absl::Time deadline) {
           "run on CPU %d",
           cpu));
     }
-    for (size_t i = queue->unfilled(); i > 0; --i) FillOneEntry(root, cpu);
+    for (size_t i = queue->unfilled(); i > 0; --i) {
+      if (absl::Status started = FillOneEntry(root, cpu); !started.ok()) return started;
+    }
     filling.push_back(queue);
   }
   for (UringQueue* queue : filling) {
@@ -262,9 +278,15 @@ absl::StatusOr<TransportHandover> UringCmdTransport::Handed() {
   return handover;
 }
 
+// Returns once every queue serves again (a frozen queue's thread answers at once), so that a
+// pause right after this one finds them serving.
 bool UringCmdTransport::ResumeInPlace() {
   for (UringQueue* queue : queue_list_) queue->RequestResume();
   ResumeReader();
+  const absl::Status resumed = AwaitQueues(absl::Now() + kResumeBound, "resume", [](const UringQueue& q) {
+    return q.mode() == UringQueue::Mode::kServing;
+  });
+  if (!resumed.ok()) Log(LogLevel::kError, "%s", resumed.ToString());
   return true;
 }
 

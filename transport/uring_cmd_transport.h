@@ -38,6 +38,8 @@
 // the new process: uring_cmd_handover.h says why and how.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -108,6 +110,7 @@ class UringCmdTransport : public Transport {
   std::condition_variable reader_changed_;
   bool reader_paused_ = false;  // guarded by reader_mutex_
   bool reader_parked_ = false;  // guarded by reader_mutex_
+  std::atomic<pthread_t> reader_thread_{};  // for the pause's signal, once it runs
 
   RingWorkers queues_;  // last: its destructor joins the threads that use the members above
 };

@@ -324,6 +324,11 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
       connection_over_ = true;
       Finish(entry);
       return;
+    case ENOENT:  // after a handover that failed: the other process committed it first
+      Log(LogLevel::kDebug, "queue %u entry %u: its commit was another process's to make",
+          index(), entry);
+      Retire(entry);
+      return;
     default: break;
   }
   Log(LogLevel::kError, "queue %u entry %u: FUSE-over-io_uring command failed: %s", index(), entry,

@@ -132,7 +132,9 @@ class UringQueue : public RingWorker {
   void HandOff();
   void Resume();
   void Adopt(const std::vector<HandedEntry>& adopted);
-  bool StillHolds(const Entry& entry) const;
+  enum class Shown { kRequest, kReply, kGone };
+  Shown Shows(const Entry& entry) const;
+  void Retire(uint32_t entry);
   void PublishUnfilled() { unfilled_.store(free_, std::memory_order_release); }
 
   int cpu_;

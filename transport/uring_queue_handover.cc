@@ -39,14 +39,12 @@ void UringQueue::Freeze() {
 void UringQueue::HandOff() {
   handed_ = {};
   for (const Entry& entry : entries_) {
-    EntryHold hold;
-    switch (entry.state) {
-      case EntryState::kHeld:
-      case EntryState::kInHandler: hold = EntryHold::kRequest; break;  // parked: handled again
-      case EntryState::kReplyWritten: hold = EntryHold::kReply; break;
-      default: continue;  // free (a queue of an offline CPU), or ended
+    // Free entries (a queue of an offline CPU) and ended ones stay behind; a parked request
+    // goes, to be handled again.
+    if (entry.state == EntryState::kHeld || entry.state == EntryState::kInHandler ||
+        entry.state == EntryState::kReplyWritten) {
+      handed_.entries.push_back(HandedEntry{entry.block, entry.slot, entry.commit_id});
     }
-    handed_.entries.push_back(HandedEntry{entry.block, entry.slot, hold, entry.commit_id});
   }
   mode_ = Mode::kHandedOff;
 }
@@ -62,24 +60,31 @@ HandedQueue UringQueue::Handed(std::vector<int>& fds) const {
 }
 
 // The handover failed: answers what the entries hold. After a hand-off the new process may have
-// committed some before it failed; those entries are its, and this queue leaves them alone.
+// answered some before it failed: what each entry's buffers show now decides (Shows).
 void UringQueue::Resume() {
   const bool was_handed_off = mode_ == Mode::kHandedOff;
   mode_ = Mode::kServing;
   size_t taken = 0;
   for (uint32_t i = 0; i < entries_.size(); ++i) {
-    Entry& entry = entries_[i];
-    const bool held = entry.state == EntryState::kHeld ||
-                      entry.state == EntryState::kReplyWritten ||
-                      entry.state == EntryState::kInHandler;
-    if (!held) continue;
-    if (was_handed_off && !StillHolds(entry)) {
-      ++taken;
-      Finish(i);  // a late reply to it is dropped (CommitLateReplies)
+    const EntryState state = entries_[i].state;
+    if (state != EntryState::kHeld && state != EntryState::kReplyWritten &&
+        state != EntryState::kInHandler) {
       continue;
     }
-    if (entry.state == EntryState::kReplyWritten) SubmitCommit(i);
-    if (entry.state == EntryState::kHeld) Serve(i);
+    Shown shown = state == EntryState::kReplyWritten ? Shown::kReply : Shown::kRequest;
+    if (was_handed_off) shown = Shows(entries_[i]);
+    switch (shown) {
+      case Shown::kGone:
+        ++taken;
+        Retire(i);  // a late reply to it is dropped (CommitLateReplies)
+        break;
+      case Shown::kReply:
+        SubmitCommit(i);  // this process's reply or the new one's; a second commit is refused
+        break;
+      case Shown::kRequest:
+        if (state == EntryState::kHeld) Serve(i);  // a parked one's handler answers later
+        break;
+    }
   }
   for (LateReply& late : std::exchange(held_back_, {})) {
     if (entries_[late.entry].state != EntryState::kInHandler) continue;
@@ -92,21 +97,27 @@ void UringQueue::Resume() {
   }
 }
 
-// Whether the entry's buffers still show what this process left there: its request (a known
-// opcode, the unique it was given), or its reply, under the same commit id. Once another
-// process has committed the entry, the kernel has taken the reply and may have put the next
-// request there (another commit id); a request answered shows the answer's header, whose error
-// field, where a request has its opcode, is 0 or negative.
-bool UringQueue::StillHolds(const Entry& entry) const {
-  if (entry.header->ring_ent_in_out.commit_id != entry.commit_id) return false;
-  if (entry.state == EntryState::kReplyWritten) {
-    wire::OutHeader out;
-    std::memcpy(&out, entry.header->in_out, sizeof(out));
-    return out.unique == entry.commit_id;
-  }
+// What the entry's buffers show under its commit id. Once a process has committed the entry, the
+// kernel has taken the reply and may have put the next request there, under another commit id:
+// gone. Under the same id, the header is the request's while its opcode field holds a known
+// opcode, and a reply's otherwise (where a request has its opcode, a reply has its error, 0 or
+// negative). A request of an opcode this binary does not know is so taken for a reply, and its
+// commit fails it (EINVAL for the caller) rather than leaving it unanswered.
+UringQueue::Shown UringQueue::Shows(const Entry& entry) const {
+  if (entry.header->ring_ent_in_out.commit_id != entry.commit_id) return Shown::kGone;
   wire::InHeader in;
   std::memcpy(&in, entry.header->in_out, sizeof(in));
-  return in.unique == entry.commit_id && LookupOpcode(in.opcode).has_value();
+  if (in.unique != entry.commit_id) return Shown::kGone;
+  return LookupOpcode(in.opcode).has_value() ? Shown::kRequest : Shown::kReply;
+}
+
+// The entry is another process's now: it counts as ended, but the queue goes on (KeepReserve
+// registers entries in its place).
+void UringQueue::Retire(uint32_t entry) {
+  if (entries_[entry].state == EntryState::kFinished) return;
+  if (entries_[entry].state == EntryState::kAwaitingRequest) --free_;
+  entries_[entry].state = EntryState::kFinished;
+  ++finished_;
 }
 
 // On the queue's thread, in Setup: the handed entries become this queue's as each is committed
@@ -122,12 +133,14 @@ void UringQueue::Adopt(const std::vector<HandedEntry>& adopted) {
     entry.block = handed.block;
     entry.slot = handed.slot;
     entry.commit_id = handed.unique;
-    entry.state =
-        handed.hold == EntryHold::kReply ? EntryState::kReplyWritten : EntryState::kHeld;
-    if (!StillHolds(entry)) {
-      Log(LogLevel::kWarning, "queue %u: a handed-over entry does not hold request %u; left alone",
-          index(), handed.unique);
-      continue;
+    switch (Shows(entry)) {
+      case Shown::kGone:
+        Log(LogLevel::kWarning,
+            "queue %u: a handed-over entry no longer holds request %u; left alone", index(),
+            handed.unique);
+        continue;
+      case Shown::kReply: entry.state = EntryState::kReplyWritten; break;
+      case Shown::kRequest: entry.state = EntryState::kHeld; break;
     }
     entries_.push_back(entry);
   }
