@@ -60,6 +60,9 @@ void InodeTable::AddNode(internal::UniqueFd path, std::string handle, uint64_t p
   entry.type = found.attr.st_mode & S_IFMT;
   entry.handle = std::move(handle);
   entry.lookups = 1;
+  // Before the reply that names the node: the kernel never knows a node the recorder does not.
+  entry.recorded = recorder_ != nullptr && recorder_->Added(nodeid, entry.dev, entry.ino,
+                                                            entry.type, entry.handle, 1);
   if (entry.handle.empty() && parent != 0) Name(nodeid, entry, parent, name);
   found.inode = inode;
   Install(entry, std::move(inode), closing);
@@ -228,6 +231,7 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, boo
     // An inode number reused since the node was made names another inode: a new node for it.
     if (SameInode(entry, handle, found.attr, parent, name)) {
       ++entry.lookups;
+      Count(known->second, entry);
       // A rename or removal since this lookup resolved the name may have made it stale.
       if (entry.handle.empty() && names_moved_ == names_moved) {
         Name(known->second, entry, parent, name);
@@ -257,6 +261,7 @@ bool InodeTable::FoundOpen(uint64_t parent, std::string_view name, uint64_t name
   Entry& entry = by_nodeid_[known->second];
   if (entry.open == nullptr || entry.type != (found.attr.st_mode & S_IFMT)) return false;
   ++entry.lookups;
+  Count(known->second, entry);
   if (entry.handle.empty() && names_moved_ == names_moved) Name(known->second, entry, parent, name);
   Touch(known->second, entry);
   found.inode = entry.open;
@@ -280,9 +285,11 @@ void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
   if (entry == by_nodeid_.end()) return;
   if (entry->second.lookups > count) {
     entry->second.lookups -= count;
+    Count(nodeid, entry->second);
     return;
   }
   entry->second.lookups = 0;
+  Count(nodeid, entry->second);
   // Kept while nodes are named under it, to reopen them by; closed unless only its fd holds it.
   if (entry->second.named_children > 0) {
     if (entry->second.reopenable()) Close(entry->second, closing);
@@ -300,6 +307,7 @@ void InodeTable::Drop(uint64_t nodeid, Closing& closing) {
     Close(dropped, closing);
     auto backing = by_backing_.find({dropped.dev, dropped.ino});
     if (backing != by_backing_.end() && backing->second == nodeid) by_backing_.erase(backing);
+    if (recorder_ != nullptr) recorder_->Dropped(nodeid, dropped.recorded);
     const uint64_t parent = dropped.parent;
     const std::string name = std::move(dropped.name);
     by_nodeid_.erase(entry);

@@ -98,6 +98,18 @@ struct SavedTable {
   std::vector<std::pair<int, int>> handle_mounts;
 };
 
+// Told of every node the table makes, every change of its lookup count and its end, under the
+// table's lock (a kept daemon's node_journal.h).
+class NodeRecorder {
+ public:
+  virtual ~NodeRecorder() = default;
+  // Whether the node is recorded; the table says so again when it drops it.
+  virtual bool Added(uint64_t nodeid, dev_t dev, ino_t ino, mode_t type, std::string_view handle,
+                     uint64_t lookups) = 0;
+  virtual void Counted(uint64_t nodeid, uint64_t lookups) = 0;
+  virtual void Dropped(uint64_t nodeid, bool recorded) = 0;
+};
+
 class InodeTable {
  public:
   static constexpr uint64_t kRootNodeId = 1;
@@ -158,6 +170,11 @@ class InodeTable {
   SavedTable Save() const;
   // Node ids given out from now on are `first` and above (a kept daemon after a crash).
   void GiveNodeIdsFrom(uint64_t first);
+  // Tells `recorder` of every node from now on (before serving; it outlives the table).
+  void RecordNodesIn(NodeRecorder* recorder);
+  // After a crash, before serving: adds the nodes a dead daemon's recorder kept (each with a
+  // handle, under its own id and lookup count) to this table's root, as already recorded.
+  absl::Status RestoreRecorded(std::vector<SavedNode> nodes);
   // Replaces everything this table holds (it serves no request yet) with `saved`, taking the
   // fds it names out of `fds`. InvalidArgument, leaving the table as it was, for a record that
   // does not hold together: no root, a node id twice, a parent or fd that is not there, an fd
@@ -192,6 +209,7 @@ class InodeTable {
     std::shared_ptr<const Inode> open;     // null while closed
     std::list<uint64_t>::iterator recent;  // where in recent_ or pinned_ while open (not root)
     uint64_t lookups = 0;
+    bool recorded = false;  // by recorder_
     bool reopenable() const { return !handle.empty() || parent != 0; }
   };
   // What reopening a closed node needs, copied out of its entry.
@@ -255,6 +273,10 @@ class InodeTable {
   // kernel forgot it and it has no names under it left).
   bool LeaveParent(uint64_t parent, const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void DropUnderLock(uint64_t nodeid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Tells recorder_ of the entry's lookup count.
+  void Count(uint64_t nodeid, const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    if (entry.recorded) recorder_->Counted(nodeid, entry.lookups);
+  }
   // The node `name` in `parent` names, or 0.
   uint64_t NodeIdNamed(uint64_t parent, std::string_view name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -290,6 +312,7 @@ class InodeTable {
   bool entries_complete_ ABSL_GUARDED_BY(mutex_) = true;
   decltype(KernelCache::entries) entries_ ABSL_GUARDED_BY(mutex_);
   uint64_t lookups_served_ ABSL_GUARDED_BY(mutex_) = 0;
+  NodeRecorder* recorder_ ABSL_GUARDED_BY(mutex_) = nullptr;
 };
 
 // Whether `name` is a single path component the daemon may open under a directory fd.

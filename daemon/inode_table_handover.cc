@@ -1,5 +1,6 @@
 // The inode table's part of a handover: saved with no request in progress, restored into a
 // table that serves nothing yet (handover_state.h).
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -155,6 +156,53 @@ absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<internal::
 void InodeTable::GiveNodeIdsFrom(uint64_t first) {
   absl::MutexLock lock(&mutex_);
   next_nodeid_ = std::max(next_nodeid_, first);
+}
+
+void InodeTable::RecordNodesIn(NodeRecorder* recorder) {
+  absl::MutexLock lock(&mutex_);
+  recorder_ = recorder;
+}
+
+// The recorded nodes beside this table's own root, restored as a handover's would be: each the
+// newest node of its backing inode serves it, and none is open until a request needs it.
+absl::Status InodeTable::RestoreRecorded(std::vector<SavedNode> nodes) {
+  SavedTable saved;
+  std::vector<internal::UniqueFd> fds;
+  {
+    absl::MutexLock lock(&mutex_);
+    const Entry& root = by_nodeid_[kRootNodeId];
+    fds.emplace_back(::fcntl(root.open->path.get(), F_DUPFD_CLOEXEC, 0));
+    if (!fds.back().valid()) return absl::InternalError("cannot duplicate the root's fd");
+    SavedNode& saved_root = saved.nodes.emplace_back();
+    saved_root.nodeid = kRootNodeId;
+    saved_root.dev = root.dev;
+    saved_root.ino = root.ino;
+    saved_root.type = root.type;
+    saved_root.lookups = 1;
+    saved_root.serves_backing = true;
+    saved_root.fd = 0;
+    saved.next_nodeid = next_nodeid_;
+    saved.lookups_served = lookups_served_;
+  }
+  absl::flat_hash_map<std::pair<dev_t, ino_t>, size_t> newest;
+  for (SavedNode& node : nodes) {
+    saved.next_nodeid = std::max(saved.next_nodeid, node.nodeid + 1);
+    const std::pair<dev_t, ino_t> backing{node.dev, node.ino};
+    if (backing == std::pair{saved.nodes[0].dev, saved.nodes[0].ino}) continue;  // the root's
+    auto [at, inserted] = newest.try_emplace(backing, saved.nodes.size());
+    if (!inserted && saved.nodes[at->second].nodeid < node.nodeid) {
+      saved.nodes[at->second].serves_backing = false;
+      at->second = saved.nodes.size();
+    }
+    node.serves_backing = at->second == saved.nodes.size();
+    node.parent = 0;
+    node.fd = -1;
+    saved.nodes.push_back(std::move(node));
+  }
+  if (absl::Status restored = Restore(saved, fds); !restored.ok()) return restored;
+  absl::MutexLock lock(&mutex_);
+  for (auto& [nodeid, entry] : by_nodeid_) entry.recorded = nodeid != kRootNodeId;
+  return absl::OkStatus();
 }
 
 }  // namespace ringfuse::daemon

@@ -23,6 +23,7 @@
 #include "daemon/debug_tracer.h"
 #include "daemon/detach.h"
 #include "daemon/handover_state.h"
+#include "daemon/node_journal.h"
 #include "daemon/open_file_journal.h"
 #include "daemon/options.h"
 #include "daemon/passthrough_fs.h"
@@ -114,11 +115,31 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
   return served;
 }
 
+// What a kept daemon in passthrough mode writes where its crash cannot reach, for the daemon the
+// keeper starts next: its open files and its nodes, in the keeper's fds in that order.
+struct Journals {
+  std::unique_ptr<OpenFileJournal> open_files;
+  std::unique_ptr<NodeJournal> nodes;
+
+  absl::Status Create(PassthroughFs& fs, std::vector<int>& kept_fds) {
+    absl::StatusOr<std::unique_ptr<OpenFileJournal>> files = OpenFileJournal::Create();
+    if (!files.ok()) return files.status();
+    absl::StatusOr<std::unique_ptr<NodeJournal>> made = NodeJournal::Create();
+    if (!made.ok()) return made.status();
+    open_files = std::move(*files);
+    nodes = std::move(*made);
+    fs.KeepOpenFilesIn(open_files.get());
+    fs.inodes().RecordNodesIn(nodes.get());
+    kept_fds = {open_files->fd(), nodes->fd()};
+    return absl::OkStatus();
+  }
+};
+
 // Everything that lives while the mount is served, torn down in reverse order.
 struct Running {
   DebugTracer tracer;
   std::unique_ptr<JsonTraceWriter> trace;
-  std::unique_ptr<OpenFileJournal> journal;  // a kept daemon's, in passthrough mode
+  Journals journals;  // a kept daemon's, in passthrough mode
   std::unique_ptr<PassthroughFs> fs;
   std::unique_ptr<Session> session;
   std::unique_ptr<Publisher> publisher;
@@ -212,25 +233,41 @@ absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inheri
 }
 
 // A kept daemon started again after a crash: the revision last published (the keeper's note),
-// node ids and fh values of its own, and the open files the journal kept (the keeper's fd).
+// node ids and fh values of its own, and, from the journals the keeper kept, the dead daemon's
+// nodes and open files. With every node back, the names the kernel cached are still valid.
 absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, PassthroughFs& fs,
                                             Served& served, Inherited& inherited,
-                                            std::unique_ptr<OpenFileJournal>& journal) {
+                                            Journals& journals) {
   StopLookupHang();
   std::vector<internal::UniqueFd> kept;
   for (int fd : crash.fds) kept.emplace_back(fd);
   if (absl::Status continued = fs.ContinueAfterCrash(crash.incarnation); !continued.ok()) {
     return continued;
   }
-  if (journal != nullptr) {
-    if (kept.empty()) return absl::DataLossError("the keeper kept no open-file journal");
-    absl::StatusOr<std::unique_ptr<OpenFileJournal>> adopted =
+  Recovered recovered;
+  if (journals.open_files != nullptr) {
+    if (kept.size() != 2) return absl::DataLossError("the keeper did not keep both journals");
+    absl::StatusOr<std::unique_ptr<NodeJournal>> nodes = NodeJournal::Adopt(std::move(kept[1]));
+    if (!nodes.ok()) return nodes.status();
+    NodeJournal::Recovery recovery = (*nodes)->Recover();
+    const size_t recorded = recovery.nodes.size();
+    if (absl::Status restored = fs.inodes().RestoreRecorded(std::move(recovery.nodes));
+        !restored.ok()) {
+      return restored;
+    }
+    journals.nodes = std::move(*nodes);
+    fs.inodes().RecordNodesIn(journals.nodes.get());
+    recovered.names_still_valid = recovery.complete;
+    absl::StatusOr<std::unique_ptr<OpenFileJournal>> files =
         OpenFileJournal::Adopt(std::move(kept[0]));
-    if (!adopted.ok()) return adopted.status();
-    journal = std::move(*adopted);
-    fs.KeepOpenFilesIn(journal.get());
-    const size_t reopened = fs.ReopenAfterCrash(*journal);
-    LogLine(LogLevel::kInfo, absl::StrCat("reopened ", reopened, " files open at the crash"));
+    if (!files.ok()) return files.status();
+    journals.open_files = std::move(*files);
+    fs.KeepOpenFilesIn(journals.open_files.get());
+    const size_t reopened = fs.ReopenAfterCrash(*journals.open_files);
+    LogLine(LogLevel::kInfo,
+            absl::StrCat("recovered ", recorded, " nodes",
+                         recovery.complete ? "" : " (not all: every name is looked up again)",
+                         " and reopened ", reopened, " files open at the crash"));
   }
   if (served.repo && !crash.note.empty() && crash.note != inherited.revision) {
     absl::StatusOr<internal::UniqueFd> root = served.repo->OpenRevision(crash.note);
@@ -238,7 +275,7 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
     fs.inodes().ReplaceRoot(std::move(*root));
     inherited.revision = crash.note;
   }
-  return Recovered{};
+  return recovered;
 }
 
 // Mounts, or takes the mount over from the daemon at the other end of --takeover-fd, or (kept by
@@ -247,22 +284,18 @@ absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& sess
                                                       const DaemonOptions& options,
                                                       PassthroughFs& fs, Served& served,
                                                       Inherited& inherited,
-                                                      std::unique_ptr<OpenFileJournal>& journal) {
+                                                      Journals& journals) {
   if (options.keeper_fd >= 0) {
-    // Open files are journaled in passthrough mode, where clients write (revisions are read-only
-    // and small).
+    // Journaled in passthrough mode, where clients write; revisions are read-only, and a crash
+    // there looks every name up again.
     std::vector<int> kept_fds;
     if (options.mode == Mode::kPassthrough) {
-      absl::StatusOr<std::unique_ptr<OpenFileJournal>> created = OpenFileJournal::Create();
-      if (!created.ok()) return created.status();
-      journal = std::move(*created);
-      fs.KeepOpenFilesIn(journal.get());
-      kept_fds.push_back(journal->fd());
+      if (absl::Status created = journals.Create(fs, kept_fds); !created.ok()) return created;
     }
     return Session::StartKept(
         options.keeper_fd, session_options, fs,
         [&](const CrashRecovery& crash) {
-          return RecoverAfterCrash(crash, fs, served, inherited, journal);
+          return RecoverAfterCrash(crash, fs, served, inherited, journals);
         },
         kept_fds);
   }
@@ -301,7 +334,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
   }
   Inherited inherited{served->revision, {}};
   absl::StatusOr<std::unique_ptr<Session>> session =
-      StartSession(session_options, options, *running.fs, *served, inherited, running.journal);
+      StartSession(session_options, options, *running.fs, *served, inherited, running.journals);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
   if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(wire::NotifyCode::kPrune)) {
