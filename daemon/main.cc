@@ -255,14 +255,14 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
         !restored.ok()) {
       return restored;
     }
+    fs.inodes().RecordNodesIn(nodes->get());  // before the journal it replaces goes
     journals.nodes = std::move(*nodes);
-    fs.inodes().RecordNodesIn(journals.nodes.get());
     recovered.names_still_valid = recovery.complete;
     absl::StatusOr<std::unique_ptr<OpenFileJournal>> files =
         OpenFileJournal::Adopt(std::move(kept[0]));
     if (!files.ok()) return files.status();
+    fs.KeepOpenFilesIn(files->get());
     journals.open_files = std::move(*files);
-    fs.KeepOpenFilesIn(journals.open_files.get());
     const size_t reopened = fs.ReopenAfterCrash(*journals.open_files);
     LogLine(LogLevel::kInfo,
             absl::StrCat("recovered ", recorded, " nodes",

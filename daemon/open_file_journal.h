@@ -1,8 +1,8 @@
-// The open files of a kept ringfused (ringfuse/keeper.h), in a journal its crash cannot reach
-// (slot_journal.h). Each open file is a record of its fh, the backing open's flags, node id and
-// its inode's file handle; the daemon started after a crash reopens each by handle under the
-// same fh, so that a file open across the crash reads and writes on (and answers fstat, which
-// the kernel sends by node id alone). A file whose record a crash tore fails cleanly (EBADF), as
+// The open files and directories of a kept ringfused (ringfuse/keeper.h), in a journal its crash
+// cannot reach (slot_journal.h). Each is a record of its fh, the backing open's flags (with
+// O_DIRECTORY for a directory), node id and its inode's file handle; the daemon started after a
+// crash reopens each by handle under the same fh, so that a file open across the crash reads and
+// writes on, and a directory lists on. One whose record a crash tore fails cleanly (EBADF), as
 // one without a record does.
 #pragma once
 

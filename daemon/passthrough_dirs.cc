@@ -26,7 +26,12 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
     ::close(fd);
     return reply.Error(error);
   }
-  reply.Ok(MakeOpenOut(open_dirs_.Add(std::make_unique<DirHandle>(dir)), DirOpenFlags()));
+  const uint64_t fh = open_dirs_.Add(std::make_unique<DirHandle>(dir));
+  if (journal_ != nullptr) {
+    journal_->Opened(fh, context.nodeid(), inodes_.handles().HandleOf(::dirfd(dir)),
+                     O_RDONLY | O_DIRECTORY);
+  }
+  reply.Ok(MakeOpenOut(fh, DirOpenFlags()));
 }
 
 // With caching the kernel keeps a directory's listing (FOPEN_CACHE_DIR) across opens
@@ -93,6 +98,7 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
 void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
                                EmptyReply reply) {
   if (open_dirs_.Take(args.fh()) == nullptr) return FinishUnknown(args.fh(), reply);
+  if (journal_ != nullptr) journal_->Released(args.fh());
   reply.Ok();
 }
 

@@ -145,10 +145,10 @@ class PassthroughFs : public Handler {
   // from before, EBADF, except that FLUSH and RELEASE of one succeed: its file is closed already.
   // OutOfRange past 2^24 - 1 incarnations.
   absl::Status ContinueAfterCrash(uint32_t incarnation);
-  // A kept daemon: records every open file in `journal` from now on (null: none), and, after a
-  // crash, first reopens those the dead daemon recorded, under their fh values; returns how
-  // many. One whose inode cannot be reopened (gone, or on a filesystem without handles) stays
-  // lost: EBADF.
+  // A kept daemon: records every open file and directory in `journal` from now on (null: none),
+  // and, after a crash, first reopens those the dead daemon recorded, under their fh values;
+  // returns how many. One whose inode cannot be reopened (gone, or on a filesystem without
+  // handles) stays lost: EBADF.
   void KeepOpenFilesIn(OpenFileJournal* journal) { journal_ = journal; }
   size_t ReopenAfterCrash(OpenFileJournal& journal);
 
@@ -165,6 +165,10 @@ class PassthroughFs : public Handler {
   size_t lock_owner_opens() const { return owner_locks_.opens(); }
 
  private:
+  // After a crash (ReopenAfterCrash).
+  internal::UniqueFd ReopenByHandle(const std::string& handle, int flags);
+  bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
+  bool ReopenDirAfterCrash(const OpenFileJournal::Entry& entry);
   // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
   // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
   int ChangeableDirectory(uint64_t nodeid, std::string_view name,

@@ -92,23 +92,46 @@ absl::Status PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
 size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
   size_t reopened = 0;
   for (const OpenFileJournal::Entry& entry : journal.Recover()) {
-    const internal::UniqueFd inode = inodes_.handles().Open(entry.handle);
-    // Reopened through /proc: an O_PATH fd cannot be opened again any other way. What the first
-    // open created or truncated is not done again.
-    const int flags = entry.flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY);
-    internal::UniqueFd fd;
-    if (inode.valid()) {
-      fd.reset(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(), flags | O_CLOEXEC));
-    }
-    if (!fd.valid() ||
-        !open_files_.Restore(entry.fh, std::make_unique<FileHandle>(std::move(fd), entry.flags))) {
+    const bool restored = (entry.flags & O_DIRECTORY) != 0 ? ReopenDirAfterCrash(entry)
+                                                           : ReopenFileAfterCrash(entry);
+    if (!restored) {
       journal.Released(entry.fh);
       continue;
     }
-    reopened_fh_of_node_.emplace(entry.nodeid, entry.fh);
     ++reopened;
   }
   return reopened;
+}
+
+// Reopened through /proc: an O_PATH fd cannot be opened again any other way. What the first open
+// created or truncated is not done again.
+internal::UniqueFd PassthroughFs::ReopenByHandle(const std::string& handle, int flags) {
+  const internal::UniqueFd inode = inodes_.handles().Open(handle);
+  if (!inode.valid()) return internal::UniqueFd();
+  return internal::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(),
+                                   (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC));
+}
+
+bool PassthroughFs::ReopenFileAfterCrash(const OpenFileJournal::Entry& entry) {
+  internal::UniqueFd fd = ReopenByHandle(entry.handle, entry.flags);
+  if (!fd.valid() ||
+      !open_files_.Restore(entry.fh, std::make_unique<FileHandle>(std::move(fd), entry.flags))) {
+    return false;
+  }
+  reopened_fh_of_node_.emplace(entry.nodeid, entry.fh);
+  return true;
+}
+
+// Where the dead daemon's stream stood is not known: the next listing seeks to the cookie the
+// kernel asks for, the backing directory's own, so it goes on where it stopped.
+bool PassthroughFs::ReopenDirAfterCrash(const OpenFileJournal::Entry& entry) {
+  internal::UniqueFd fd = ReopenByHandle(entry.handle, O_RDONLY | O_DIRECTORY);
+  DIR* dir = fd.valid() ? ::fdopendir(fd.get()) : nullptr;
+  if (dir == nullptr) return false;
+  fd.release();  // the stream's now
+  auto handle = std::make_unique<DirHandle>(dir);
+  handle->ForgetPosition();
+  return open_dirs_.Restore(entry.fh, std::move(handle));
 }
 
 }  // namespace ringfuse::daemon
