@@ -30,7 +30,7 @@ constexpr Row<CrashSample> kCrashRows[] = {
     {"client pause: longest stat call, ms", &CrashSample::client_max_us, 1e-3, 2},
     {"longest stat the kernel answered from its cache, ms", &CrashSample::cached_max_us, 1e-3, 2},
     {"kill to a daemon serving again, ms", &CrashSample::recovery_us, 1e-3, 2},
-    {"first walk of the tree after it (every name looked up again), ms",
+    {"first walk of the tree after it (a LOOKUP per name unless they stayed valid), ms",
      &CrashSample::first_walk_us, 1e-3, 1},
     {"the walk after that (the kernel's cache), ms", &CrashSample::cached_walk_us, 1e-3, 1},
     {"stat calls in the window", &CrashSample::calls, 1, 0},
