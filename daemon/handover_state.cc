@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -102,6 +103,8 @@ class Writer {
     Put(static_cast<uint64_t>(items.size()));
     for (const auto& item : items) fields(item, [&](const auto& field) { Put(field); });
   }
+  // Room for `bytes` more: a table of many nodes is written in one allocation, not in doublings.
+  void Reserve(size_t bytes) { payload_.bytes.reserve(payload_.bytes.size() + bytes); }
   HandoverPayload Take() { return std::move(payload_); }
 
  private:
@@ -127,6 +130,7 @@ class RecordReader {
   void GetAll(std::vector<Item>& items, Fields fields) {
     uint64_t count = 0;
     Get(count);
+    items.reserve(std::min<uint64_t>(count, in_.remaining()));  // every item takes a byte at least
     for (uint64_t i = 0; ok_ && i < count; ++i) {
       Item item{};
       fields(item, [&](auto& field) { Get(field); });
@@ -168,6 +172,9 @@ absl::Status Corrupt(std::string_view why) {
 absl::StatusOr<HandoverPayload> SaveHandoverState(PassthroughFs& fs, const std::string& revision) {
   SavedFs saved = fs.Save();
   Writer out;
+  // About what a node takes (its fields and a file handle), so that the bytes grow once.
+  constexpr size_t kBytesPerNode = 96;
+  out.Reserve(saved.table.nodes.size() * kBytesPerNode);
   IndexFds(saved, out);
   out.Put(kMagic);
   out.Put(kVersion);
