@@ -144,11 +144,11 @@ TEST_P(RingfusedRestartOn, APassthroughDaemonHandsItsMountToANewOneThatServesOn)
 
 // In revisions mode the new daemon serves the revision the old one served and publishes; the
 // old one, this test's child, exits 0 and says where the mount went.
-TEST_F(RingfusedRestart, ARevisionsDaemonRestartsAndTheNewOnePublishes) {
+TEST_P(RingfusedRestartOn, ARevisionsDaemonRestartsAndTheNewOnePublishes) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   const std::string log = dir_.path() + "/stderr";
-  StartInForeground(
-      {"-f", "--transport=threads", "--revisions", repo_, mountpoint_, "--revision=r1"}, log);
+  StartInForeground({"-f", TransportFlag(), "--revisions", repo_, mountpoint_, "--revision=r1"},
+                    log);
   const pid_t old_pid = daemon_pid_;
   EXPECT_EQ(ReadFile(mountpoint_ + "/version"), "one\n");
   const pid_t new_pid = Restart();
@@ -221,7 +221,7 @@ TEST_F(RingfusedRestart, ARestartThatFailsLeavesTheOldDaemonServing) {
 
 // A user's own daemon, mounted through fusermount3: ringfuse-ctl finds it through the user's
 // runtime directory, its successor is that user's too, and the mount stays the user's.
-TEST_F(RingfusedRestart, AUsersDaemonMountedThroughFusermountRestarts) {
+TEST_P(RingfusedRestartOn, AUsersDaemonMountedThroughFusermountRestarts) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   const ringfuse::testing::DevFuseModeGuard open_to_users(0666);
   ASSERT_TRUE(open_to_users.changed());
@@ -241,7 +241,7 @@ TEST_F(RingfusedRestart, AUsersDaemonMountedThroughFusermountRestarts) {
     ~RuntimeDir() { ::unsetenv("XDG_RUNTIME_DIR"); }
   } runtime_dir(runtime);
   mountpoint_ = home.mountpoint;  // TearDown unmounts it, whatever happens
-  StartInForeground({"-f", "--transport=threads", home.source, home.mountpoint},
+  StartInForeground({"-f", TransportFlag(), home.source, home.mountpoint},
                     dir_.path() + "/stderr", {.user = user, .binary = home.binary});
   const pid_t old_pid = daemon_pid_;
   const auto reads_before = [&] {
