@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "daemon/change_journal.h"
 #include "daemon/control_commands.h"
 #include "daemon/control_socket.h"
 #include "daemon/credentials.h"
@@ -116,21 +117,27 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
 }
 
 // What a kept daemon in passthrough mode writes where its crash cannot reach, for the daemon the
-// keeper starts next: its open files and its nodes, in the keeper's fds in that order.
+// keeper starts next: its open files, its nodes and its changes, in the keeper's fds in that
+// order (a keeper started by an older ringfused keeps no changes).
 struct Journals {
   std::unique_ptr<OpenFileJournal> open_files;
   std::unique_ptr<NodeJournal> nodes;
+  std::unique_ptr<ChangeJournal> changes;
 
   absl::Status Create(PassthroughFs& fs, std::vector<int>& kept_fds) {
     absl::StatusOr<std::unique_ptr<OpenFileJournal>> files = OpenFileJournal::Create();
     if (!files.ok()) return files.status();
     absl::StatusOr<std::unique_ptr<NodeJournal>> made = NodeJournal::Create();
     if (!made.ok()) return made.status();
+    absl::StatusOr<std::unique_ptr<ChangeJournal>> journal = ChangeJournal::Create();
+    if (!journal.ok()) return journal.status();
     open_files = std::move(*files);
     nodes = std::move(*made);
+    changes = std::move(*journal);
     fs.KeepOpenFilesIn(open_files.get());
     fs.inodes().RecordNodesIn(nodes.get());
-    kept_fds = {open_files->fd(), nodes->fd()};
+    fs.KeepChangesIn(changes.get(), {});
+    kept_fds = {open_files->fd(), nodes->fd(), changes->fd()};
     return absl::OkStatus();
   }
 };
@@ -238,7 +245,7 @@ absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inheri
 absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, PassthroughFs& fs,
                                             Served& served, Inherited& inherited,
                                             Journals& journals) {
-  StopLookupHang();
+  StopTestHangs();
   std::vector<internal::UniqueFd> kept;
   for (int fd : crash.fds) kept.emplace_back(fd);
   if (absl::Status continued = fs.ContinueAfterCrash(crash.incarnation); !continued.ok()) {
@@ -246,7 +253,22 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
   }
   Recovered recovered;
   if (journals.open_files != nullptr) {
-    if (kept.size() != 2) return absl::DataLossError("the keeper did not keep both journals");
+    if (kept.size() != 2 && kept.size() != 3) {
+      return absl::DataLossError("the keeper did not keep the journals");
+    }
+    if (kept.size() == 3) {
+      absl::StatusOr<std::unique_ptr<ChangeJournal>> changes =
+          ChangeJournal::Adopt(std::move(kept[2]));
+      if (!changes.ok()) return changes.status();
+      fs.KeepChangesIn(changes->get(), (*changes)->Recover());
+      journals.changes = std::move(*changes);
+    } else {
+      fs.KeepChangesIn(nullptr, {});
+      journals.changes.reset();
+      LogLine(LogLevel::kWarning,
+              "the keeper holds no change journal (an older ringfused started it): a change "
+              "the dead daemon made and did not answer is made again");
+    }
     absl::StatusOr<std::unique_ptr<NodeJournal>> nodes = NodeJournal::Adopt(std::move(kept[1]));
     if (!nodes.ok()) return nodes.status();
     NodeJournal::Recovery recovery = (*nodes)->Recover();

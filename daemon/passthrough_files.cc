@@ -55,6 +55,12 @@ int SpecialFileError(int path_fd) {
   return special ? ENXIO : 0;
 }
 
+// The size of the file open as `fd`, 0 if it cannot be known.
+uint64_t SizeOf(int fd) {
+  struct stat st;
+  return ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
 }  // namespace
 
 absl::Status PassthroughFs::CheckPassthroughWorks() const {
@@ -181,6 +187,8 @@ int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const
   return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(existing.get(), flags); });
 }
 
+// Once across crashes (ExecuteOnce): a create a dead daemon made is opened again instead, neither
+// exclusively nor truncating, and the fh that daemon gave it, never answered, is closed.
 void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
                            CreateReply reply) {
   std::shared_ptr<const Inode> dir;
@@ -188,22 +196,41 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
     return reply.Error(error);
   }
   const int flags = BackingFlags(args.flags());
-  internal::UniqueFd fd(CreateOrOpen(context, dir->path.get(), std::string(args.name), flags,
-                                     args.mode(), args.umask()));
-  if (!fd.valid()) return reply.Error(errno);
+  const std::string name(args.name);
   wire::EntryOut entry;
-  if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
-    return reply.Error(error);
-  }
   wire::OpenOut open;
-  if (const int error =
-          NewHandle(std::move(fd), entry.nodeid, flags & ~(O_CREAT | O_EXCL),
-                    args.flags() & O_DIRECT, open);
-      error != 0) {
-    inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
-    return reply.Error(error);
-  }
+  const auto create_file = [&](int create_flags) -> int64_t {
+    internal::UniqueFd fd(
+        CreateOrOpen(context, dir->path.get(), name, create_flags, args.mode(), args.umask()));
+    if (!fd.valid()) return -errno;
+    if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
+      return -error;
+    }
+    if (const int error = NewHandle(std::move(fd), entry.nodeid, create_flags & ~(O_CREAT | O_EXCL),
+                                    args.flags() & O_DIRECT, open);
+        error != 0) {
+      inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
+      return -error;
+    }
+    return static_cast<int64_t>(open.fh);
+  };
+  const int64_t result = ExecuteOnce(
+      context, name, [] { return uint64_t{0}; }, [&] { return create_file(flags); },
+      [&](const ChangeJournal::Outcome& earlier) -> std::optional<int64_t> {
+        if (earlier.done && earlier.result < 0) return earlier.result;
+        if (earlier.done) CloseUnanswered(static_cast<uint64_t>(earlier.result));
+        struct stat st;
+        const bool made =
+            earlier.done || ::fstatat(dir->path.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if (!made) return std::nullopt;
+        return create_file(flags & ~(O_EXCL | O_TRUNC));
+      });
+  if (result < 0) return reply.Error(static_cast<int>(-result));
   reply.Ok(entry, open);
+}
+
+void PassthroughFs::CloseUnanswered(uint64_t fh) {
+  if (open_files_.Take(fh) != nullptr && journal_ != nullptr) journal_->Released(fh);
 }
 
 // O_TMPFILE: an inode without a name, registered from its own fd rather than looked up.
@@ -263,18 +290,39 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   const int fd = args.writeback()
                      ? file->fd()
                      : file->TransferFd(args.offset(), args.data.size(), args.data.data());
-  ssize_t written = -1;
-  if (CallAsCaller(
-          context, kCreatesNothing,
-          [&] {
-            written =
-                ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.offset()));
-            return written < 0 ? -1 : 0;
-          },
-          CallerKeeps(args.kill_suid_gid())) != 0) {
-    return reply.Error(errno);
-  }
-  reply.Ok(static_cast<uint64_t>(written));
+  const auto write_bytes = [&]() -> int64_t {
+    ssize_t written = -1;
+    if (CallAsCaller(
+            context, kCreatesNothing,
+            [&] {
+              written = ::pwrite(fd, args.data.data(), args.data.size(),
+                                 static_cast<off_t>(args.offset()));
+              return written < 0 ? -1 : 0;
+            },
+            CallerKeeps(args.kill_suid_gid())) != 0) {
+      return -errno;
+    }
+    return written;
+  };
+  // Written again, the bytes would go to the same offset, except where O_APPEND puts them: at
+  // the end, once more. So an append is made once across crashes (ExecuteOnce); it was made
+  // when the file has grown by its length since. The test hooks know it by the bytes.
+  const std::string_view bytes(reinterpret_cast<const char*>(args.data.data()), args.data.size());
+  const int64_t result =
+      (file->flags() & O_APPEND) == 0
+          ? write_bytes()
+          : ExecuteOnce(
+                context, bytes, [&] { return SizeOf(fd); }, write_bytes,
+                [&](const ChangeJournal::Outcome& earlier) {
+                  return ReplayOf(
+                      earlier,
+                      [&](uint64_t size_before) {
+                        return SizeOf(fd) >= size_before + args.data.size();
+                      },
+                      static_cast<int64_t>(args.data.size()));
+                });
+  if (result < 0) return reply.Error(static_cast<int>(-result));
+  reply.Ok(static_cast<uint64_t>(result));
 }
 
 // A close: the closing owner's POSIX locks on the file go, as close(2) drops them.

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -22,6 +23,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "daemon/backing_ids.h"
+#include "daemon/change_journal.h"
 #include "daemon/dir_handle.h"
 #include "daemon/file_handle.h"
 #include "daemon/open_file_journal.h"
@@ -151,6 +153,13 @@ class PassthroughFs : public Handler {
   // handles) stays lost: EBADF.
   void KeepOpenFilesIn(OpenFileJournal* journal) { journal_ = journal; }
   size_t ReopenAfterCrash(OpenFileJournal& journal);
+  // A kept daemon: records in `changes` what each change that must not be made twice did
+  // (change_journal.h) from now on, and answers a request resent after a crash that a dead
+  // daemon had begun from `earlier`, what the journal held then (ChangeJournal::Recover).
+  void KeepChangesIn(ChangeJournal* changes, ChangeJournal::Outcomes earlier) {
+    changes_ = changes;
+    earlier_changes_ = std::move(earlier);
+  }
 
   const InodeTable& inodes() const { return inodes_; }
   // Open files and directories the kernel has not released (yet).
@@ -165,10 +174,28 @@ class PassthroughFs : public Handler {
   size_t lock_owner_opens() const { return owner_locks_.opens(); }
 
  private:
+  // Closes `fh`, opened by a dead daemon and reopened after the crash, whose open the kernel
+  // never got the answer to: it will never release it.
+  void CloseUnanswered(uint64_t fh);
   // After a crash (ReopenAfterCrash).
   internal::UniqueFd ReopenByHandle(const std::string& handle, int flags);
   bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
   bool ReopenDirAfterCrash(const OpenFileJournal::Entry& entry);
+  // The result of a change (a count, an fh or 0, or -errno), made once across crashes
+  // (change_journal.h): for a request resent after a crash that a dead daemon had begun,
+  // `replay(what it recorded)`'s, unless that is nothing; else `execute()`'s. `evidence()`,
+  // recorded before, is what tells a replay whether the change was made. `subject` names the
+  // change for the test hooks (test_hooks.h).
+  using Replay = absl::FunctionRef<std::optional<int64_t>(const ChangeJournal::Outcome& earlier)>;
+  int64_t ExecuteOnce(const RequestContext& context, std::string_view subject,
+                      absl::FunctionRef<uint64_t()> evidence, absl::FunctionRef<int64_t()> execute,
+                      Replay replay);
+  // The usual replay: the dead daemon's result when it recorded one; else, killed in the middle
+  // of the change, `made_result` when `made(earlier.evidence)` finds the change made, or
+  // nothing (it is made now).
+  static std::optional<int64_t> ReplayOf(const ChangeJournal::Outcome& earlier,
+                                         absl::FunctionRef<bool(uint64_t evidence)> made,
+                                         int64_t made_result);
   // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
   // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
   int ChangeableDirectory(uint64_t nodeid, std::string_view name,
@@ -180,10 +207,13 @@ class PassthroughFs : public Handler {
   // Removes `name` from directory `context.nodeid()` as the caller with `remove`.
   void RemoveEntry(const RequestContext& context, std::string_view name,
                    absl::FunctionRef<int(int dir_fd, const char* name)> remove, EmptyReply reply);
-  // Removes or moves `name` in directory `context.nodeid()` as the caller with `change`, then
+  // Removes or moves `name` in directory `context.nodeid()` as the caller with `change`, once
+  // across crashes (ExecuteOnce: `evidence` and `made` with the directory and the name), then
   // tells the inode table with `changed`.
-  void ChangeEntry(const RequestContext& context, std::string_view name,
-                   absl::FunctionRef<int(int dir_fd, const char* name)> change,
+  using NameCall = absl::FunctionRef<int(int dir_fd, const char* name)>;
+  void ChangeEntry(const RequestContext& context, std::string_view name, NameCall change,
+                   absl::FunctionRef<uint64_t(int dir_fd, const char* name)> evidence,
+                   absl::FunctionRef<bool(int dir_fd, const char* name, uint64_t evidence)> made,
                    absl::FunctionRef<void()> changed, EmptyReply reply);
   // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
   // `made`: the name was just made (InodeTable::Lookup's `maybe_open` is false).
@@ -236,6 +266,8 @@ class PassthroughFs : public Handler {
   static constexpr int kIncarnationShift = 40;
   uint64_t first_own_fh_ = 0;  // an fh below it was a dead daemon's (ContinueAfterCrash)
   OpenFileJournal* journal_ = nullptr;  // set once, before serving
+  ChangeJournal* changes_ = nullptr;     // likewise
+  ChangeJournal::Outcomes earlier_changes_;  // likewise, then only read
   // A dead daemon's node id of a file reopened after the crash, and its fh: what fstat of such
   // a file needs. Written before serving, then only read.
   absl::flat_hash_map<uint64_t, uint64_t> reopened_fh_of_node_;

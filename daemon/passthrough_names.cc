@@ -12,6 +12,17 @@
 #include "daemon/passthrough_fs.h"
 
 namespace ringfuse::daemon {
+namespace {
+
+// The inode `name` in `dir_fd` names, or 0 when there is none.
+uint64_t InodeNamed(int dir_fd, const char* name) {
+  struct stat st;
+  return ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_ino : 0;
+}
+
+uint64_t NoEvidence(int, const char*) { return 0; }
+
+}  // namespace
 
 int PassthroughFs::ChangeableDirectory(uint64_t nodeid, std::string_view name,
                                        std::shared_ptr<const Inode>& dir) {
@@ -29,10 +40,20 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
     return reply.Error(error);
   }
   const std::string name_string(name);
-  if (CallAsCaller(context, CreateUmask(umask),
-                   [&] { return make(dir->path.get(), name_string.c_str()); }) != 0) {
-    return reply.Error(errno);
-  }
+  const int dir_fd = dir->path.get();
+  const int64_t made = ExecuteOnce(
+      context, name, [] { return uint64_t{0}; },
+      [&]() -> int64_t {
+        return CallAsCaller(context, CreateUmask(umask),
+                            [&] { return make(dir_fd, name_string.c_str()); }) == 0
+                   ? 0
+                   : -errno;
+      },
+      [&](const ChangeJournal::Outcome& earlier) {
+        return ReplayOf(
+            earlier, [&](uint64_t) { return InodeNamed(dir_fd, name_string.c_str()) != 0; }, 0);
+      });
+  if (made < 0) return reply.Error(static_cast<int>(-made));
   wire::EntryOut entry;
   if (const int error = EntryOf(context.nodeid(), name, entry, true); error != 0) {
     return reply.Error(error);
@@ -45,24 +66,37 @@ void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view 
                                 EmptyReply reply) {
   const std::shared_ptr<const Inode> leaving = inodes_.NodeNamed(context.nodeid(), name);
   ChangeEntry(
-      context, name, remove, [&] { inodes_.Removed(context.nodeid(), name, leaving); },
-      std::move(reply));
+      context, name, remove, NoEvidence,
+      [](int dir_fd, const char* removed, uint64_t) { return InodeNamed(dir_fd, removed) == 0; },
+      [&] { inodes_.Removed(context.nodeid(), name, leaving); }, std::move(reply));
 }
 
 // A node that loses its name is held open across the change by the caller: the table, which may
 // have reached it only by that name, keeps that fd once the name is gone.
-void PassthroughFs::ChangeEntry(const RequestContext& context, std::string_view name,
-                                absl::FunctionRef<int(int dir_fd, const char* name)> change,
-                                absl::FunctionRef<void()> changed, EmptyReply reply) {
+void PassthroughFs::ChangeEntry(
+    const RequestContext& context, std::string_view name, NameCall change,
+    absl::FunctionRef<uint64_t(int dir_fd, const char* name)> evidence,
+    absl::FunctionRef<bool(int dir_fd, const char* name, uint64_t evidence)> made,
+    absl::FunctionRef<void()> changed, EmptyReply reply) {
   std::shared_ptr<const Inode> dir;
   if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
     return reply.Error(error);
   }
   const std::string name_string(name);
-  if (CallAsCaller(context, kCreatesNothing,
-                   [&] { return change(dir->path.get(), name_string.c_str()); }) != 0) {
-    return reply.Error(errno);
-  }
+  const char* const plain = name_string.c_str();
+  const int dir_fd = dir->path.get();
+  const int64_t result = ExecuteOnce(
+      context, name, [&] { return evidence(dir_fd, plain); },
+      [&]() -> int64_t {
+        return CallAsCaller(context, kCreatesNothing, [&] { return change(dir_fd, plain); }) == 0
+                   ? 0
+                   : -errno;
+      },
+      [&](const ChangeJournal::Outcome& earlier) {
+        return ReplayOf(
+            earlier, [&](uint64_t before) { return made(dir_fd, plain, before); }, 0);
+      });
+  if (result < 0) return reply.Error(static_cast<int>(-result));
   changed();
   reply.Ok();
 }
@@ -122,6 +156,8 @@ void PassthroughFs::Rmdir(const RequestContext& context, const op::Rmdir& args, 
 }
 
 // RENAME_NOREPLACE, RENAME_EXCHANGE and RENAME_WHITEOUT go to the backing filesystem as given.
+// A rename was made when the new name names the inode the old one named before: so for each
+// flag, an exchange too, whose names both exist either way.
 void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args,
                            EmptyReply reply) {
   const std::shared_ptr<const Inode> new_dir = inodes_.Get(args.newdir);
@@ -133,6 +169,10 @@ void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args
       context, args.old_name,
       [&](int dir, const char* name) {
         return ::renameat2(dir, name, new_dir->path.get(), new_name.c_str(), args.flags);
+      },
+      InodeNamed,
+      [&](int, const char*, uint64_t moved) {
+        return moved != 0 && InodeNamed(new_dir->path.get(), new_name.c_str()) == moved;
       },
       [&] {
         inodes_.Renamed(context.nodeid(), args.old_name, args.newdir, new_name,

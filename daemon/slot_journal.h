@@ -2,34 +2,28 @@
 // that the keeper holds too, read back by the daemon started after the crash. The open files
 // (open_file_journal.h) and the nodes (node_journal.h) are each kept so.
 //
-// The memfd is a Header and then kSlots fixed-size slots, sparse: a page is only there once a
-// record is written to it. A record is written field by field into shared memory and made valid
-// last (a release store of its `state`), and its `state` goes first when it is erased, so a crash
-// in the middle of either leaves a slot that is plainly a record or plainly not, never half of
-// one. Nothing here makes a system call: keeping a record costs a few stores.
+// The memory (kept_memory.h) is a Header and then kSlots fixed-size slots, sparse: a page is only
+// there once a record is written to it. A record is written field by field and made valid last
+// (a release store of its `state`), and its `state` goes first when it is erased, so a crash in
+// the middle of either leaves a slot that is plainly a record or plainly not, never half of one.
+// Nothing here makes a system call: keeping a record costs a few stores.
 //
 // `Slot` is a trivially copyable struct whose first member is `uint32_t state` and which has a
 // `uint64_t key`, unique among the valid records.
 #pragma once
 
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "transport/errno_status.h"
+#include "daemon/kept_memory.h"
 #include "transport/fd.h"
 
 namespace ringfuse::daemon {
@@ -52,28 +46,21 @@ class SlotJournal {
 
   // A new, empty journal in a memfd named `name`.
   static absl::StatusOr<std::unique_ptr<SlotJournal>> Create(const char* name) {
-    internal::UniqueFd memfd(::memfd_create(name, MFD_CLOEXEC));
-    if (!memfd.valid()) return internal::ErrnoStatus(errno, std::string("memfd_create ") + name);
-    if (::ftruncate(memfd.get(), static_cast<off_t>(kBytes)) != 0) {
-      return internal::ErrnoStatus(errno, std::string("sizing ") + name);
-    }
-    return Map(std::move(memfd));
+    absl::StatusOr<KeptMemory> memory = KeptMemory::Create(name, kBytes);
+    if (!memory.ok()) return memory.status();
+    return std::unique_ptr<SlotJournal>(new SlotJournal(std::move(*memory)));
   }
   // The journal a dead daemon kept in `memfd`; DataLoss for a memfd of another size.
   static absl::StatusOr<std::unique_ptr<SlotJournal>> Adopt(internal::UniqueFd memfd,
                                                             const char* what) {
-    struct stat attr {};
-    if (::fstat(memfd.get(), &attr) != 0 || static_cast<size_t>(attr.st_size) != kBytes) {
-      return absl::DataLossError(std::string("the kept ") + what +
-                                 " is not one this ringfused wrote");
-    }
-    return Map(std::move(memfd));
+    absl::StatusOr<KeptMemory> memory = KeptMemory::Adopt(std::move(memfd), kBytes, what);
+    if (!memory.ok()) return memory.status();
+    return std::unique_ptr<SlotJournal>(new SlotJournal(std::move(*memory)));
   }
-  ~SlotJournal() { ::munmap(header_, kBytes); }
   SlotJournal(const SlotJournal&) = delete;
   SlotJournal& operator=(const SlotJournal&) = delete;
 
-  int fd() const { return memfd_.get(); }
+  int fd() const { return memory_.fd(); }
 
   // Records `key`: `fill(slot)` writes its fields, and the record is valid once it returns.
   // False once every slot is taken.
@@ -143,21 +130,17 @@ class SlotJournal {
   }
 
  private:
-  SlotJournal(internal::UniqueFd memfd, SlotJournalHeader* header)
-      : memfd_(std::move(memfd)), header_(header), slots_(reinterpret_cast<Slot*>(header + 1)) {}
+  explicit SlotJournal(KeptMemory memory)
+      : memory_(std::move(memory)),
+        header_(static_cast<SlotJournalHeader*>(memory_.address())),
+        slots_(reinterpret_cast<Slot*>(header_ + 1)) {}
 
-  static absl::StatusOr<std::unique_ptr<SlotJournal>> Map(internal::UniqueFd memfd) {
-    void* memory = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
-    if (memory == MAP_FAILED) return internal::ErrnoStatus(errno, "mapping a kept journal");
-    return std::unique_ptr<SlotJournal>(
-        new SlotJournal(std::move(memfd), static_cast<SlotJournalHeader*>(memory)));
-  }
   static std::atomic_ref<uint32_t> State(Slot& slot) {
     return std::atomic_ref<uint32_t>(slot.state);
   }
   std::atomic_ref<uint64_t> Used() { return std::atomic_ref<uint64_t>(header_->used); }
 
-  internal::UniqueFd memfd_;
+  KeptMemory memory_;
   SlotJournalHeader* header_;  // and after it kSlots slots, shared with the keeper's memfd
   Slot* slots_;
   absl::Mutex mutex_;

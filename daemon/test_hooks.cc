@@ -40,6 +40,17 @@ LookupHang* TheLookupHang() {
   return hang;
 }
 
+// RINGFUSED_TEST_HANG_IN_CHANGE, or empty.
+const std::string& ChangeHangWanted() {
+  static const std::string* const wanted = [] {
+    const char* value = ::getenv("RINGFUSED_TEST_HANG_IN_CHANGE");
+    return new std::string(value == nullptr ? "" : value);  // lives as long as the process
+  }();
+  return *wanted;
+}
+
+std::atomic<bool> hangs_armed{true};
+
 }  // namespace
 
 void StopHereIfTestAsks(std::string_view step) {
@@ -49,7 +60,17 @@ void StopHereIfTestAsks(std::string_view step) {
 
 RequestObserver* LookupHangIfTestAsks() { return TheLookupHang(); }
 
-void StopLookupHang() {
+void HangInChangeIfTestAsks(std::string_view point, std::string_view subject) {
+  const std::string& wanted = ChangeHangWanted();
+  if (wanted.empty() || wanted.size() != point.size() + 1 + subject.size() ||
+      !wanted.starts_with(point) || wanted[point.size()] != ':' || !wanted.ends_with(subject)) {
+    return;
+  }
+  while (hangs_armed.load()) ::pause();  // until the daemon is killed
+}
+
+void StopTestHangs() {
+  hangs_armed = false;
   if (LookupHang* hang = TheLookupHang()) hang->Disarm();
 }
 

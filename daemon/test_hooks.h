@@ -7,6 +7,11 @@
 // - RINGFUSED_TEST_HANG_ON_LOOKUP=NAME: a LOOKUP of NAME never returns, its worker stuck inside
 //   the request: what a crash in the middle of a request leaves, for a test to kill the daemon
 //   then. Only in the daemon that mounted, not in one that recovered the mount after a crash.
+// - RINGFUSED_TEST_HANG_IN_CHANGE=POINT:SUBJECT: a change of SUBJECT (the name a MKDIR, CREATE,
+//   UNLINK, RENAME... changes, the bytes an O_APPEND write appends) that must be made once
+//   across crashes (change_journal.h) never returns from POINT: "made", after its backing call
+//   and before the daemon recorded that it made it (what a kill in the middle of that call
+//   leaves), or "recorded", after that and before the reply. Only in the daemon that mounted.
 #pragma once
 
 #include <string_view>
@@ -19,7 +24,9 @@ void StopHereIfTestAsks(std::string_view step);
 
 // The observer that makes LOOKUPs hang, or null when the variable is unset.
 RequestObserver* LookupHangIfTestAsks();
-// Called when recovering after a crash: lookups are answered again.
-void StopLookupHang();
+// A change of `subject` at `point` hangs here if the test asks (RINGFUSED_TEST_HANG_IN_CHANGE).
+void HangInChangeIfTestAsks(std::string_view point, std::string_view subject);
+// Called when recovering after a crash: nothing hangs any more.
+void StopTestHangs();
 
 }  // namespace ringfuse::daemon

@@ -1,0 +1,61 @@
+#include "daemon/change_journal.h"
+
+#include <algorithm>
+
+namespace ringfuse::daemon {
+
+absl::StatusOr<std::unique_ptr<ChangeJournal>> ChangeJournal::Create() {
+  absl::StatusOr<KeptMemory> memory = KeptMemory::Create("ringfused-changes", kBytes);
+  if (!memory.ok()) return memory.status();
+  return std::unique_ptr<ChangeJournal>(new ChangeJournal(std::move(*memory)));
+}
+
+absl::StatusOr<std::unique_ptr<ChangeJournal>> ChangeJournal::Adopt(internal::UniqueFd memfd) {
+  absl::StatusOr<KeptMemory> memory =
+      KeptMemory::Adopt(std::move(memfd), kBytes, "change journal");
+  if (!memory.ok()) return memory.status();
+  return std::unique_ptr<ChangeJournal>(new ChangeJournal(std::move(*memory)));
+}
+
+size_t ChangeJournal::Begin(uint64_t unique, Opcode opcode, uint64_t evidence) {
+  const uint64_t taken =
+      std::atomic_ref<uint64_t>(header_->taken).fetch_add(1, std::memory_order_acq_rel);
+  const size_t record = taken % kSlots;
+  Slot& slot = slots_[record];
+  // No longer the old record before any field is the new one's. A kill stops this thread between
+  // two instructions, so the order that matters is this thread's own, as compiled.
+  State(slot).store(0, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  slot.opcode = static_cast<uint32_t>(opcode);
+  slot.unique = unique;
+  slot.result = 0;
+  slot.evidence = evidence;
+  State(slot).store(kBegun, std::memory_order_release);
+  return record;
+}
+
+void ChangeJournal::Done(size_t record, int64_t result) {
+  Slot& slot = slots_[record];
+  slot.result = result;
+  State(slot).store(kDone, std::memory_order_release);
+}
+
+// Oldest first, so that a newer record of the same unique (the next daemon's, done again after
+// a second crash) takes the place of the older.
+ChangeJournal::Outcomes ChangeJournal::Recover() const {
+  const uint64_t taken =
+      std::atomic_ref<uint64_t>(header_->taken).load(std::memory_order_acquire);
+  const uint64_t held = std::min<uint64_t>(taken, kSlots);
+  Outcomes outcomes;
+  outcomes.reserve(held);
+  for (uint64_t age = held; age > 0; --age) {
+    Slot& slot = slots_[(taken - age) % kSlots];
+    const uint32_t state = State(slot).load(std::memory_order_acquire);
+    if (state != kBegun && state != kDone) continue;
+    outcomes[slot.unique] = Outcome{static_cast<Opcode>(slot.opcode), state == kDone, slot.result,
+                                    slot.evidence};
+  }
+  return outcomes;
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,43 @@
+// PassthroughFs: changes made once across crashes (change_journal.h).
+#include <cstdint>
+
+#include "daemon/passthrough_fs.h"
+#include "daemon/test_hooks.h"
+#include "ringfuse/wire.h"
+
+namespace ringfuse::daemon {
+
+int64_t PassthroughFs::ExecuteOnce(const RequestContext& context, std::string_view subject,
+                                   absl::FunctionRef<uint64_t()> evidence,
+                                   absl::FunctionRef<int64_t()> execute, Replay replay) {
+  if (changes_ == nullptr) return execute();
+  const uint64_t unique = context.header.unique & ~wire::kUniqueResend;
+  const ChangeJournal::Outcome* earlier = nullptr;
+  if ((context.header.unique & wire::kUniqueResend) != 0) {
+    if (auto found = earlier_changes_.find(unique); found != earlier_changes_.end()) {
+      earlier = &found->second;
+    }
+  }
+  // A replay is recorded too, with what the first record said: a crash before its reply has the
+  // request sent once more.
+  const size_t record =
+      changes_->Begin(unique, static_cast<Opcode>(context.header.opcode),
+                      earlier != nullptr ? earlier->evidence : evidence());
+  std::optional<int64_t> result;
+  if (earlier != nullptr) result = replay(*earlier);
+  if (!result.has_value()) result = execute();
+  HangInChangeIfTestAsks("made", subject);
+  changes_->Done(record, *result);
+  HangInChangeIfTestAsks("recorded", subject);
+  return *result;
+}
+
+std::optional<int64_t> PassthroughFs::ReplayOf(const ChangeJournal::Outcome& earlier,
+                                               absl::FunctionRef<bool(uint64_t evidence)> made,
+                                               int64_t made_result) {
+  if (earlier.done) return earlier.result;
+  if (made(earlier.evidence)) return made_result;
+  return std::nullopt;
+}
+
+}  // namespace ringfuse::daemon

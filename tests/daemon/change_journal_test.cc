@@ -1,0 +1,123 @@
+// The change journal a kept ringfused writes to a memfd: what one process records, begun or done,
+// another (the one after a crash) finds through its own copy of the memfd, by unique, the newest
+// record of each; records stay for the process after that, and the oldest give way once the
+// ring is full; a record torn by a crash is skipped; a memfd that is no journal is refused.
+#include "daemon/change_journal.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+using ::testing::IsEmpty;
+using ::testing::Key;
+using ::testing::UnorderedElementsAre;
+
+std::unique_ptr<ChangeJournal> NewJournal() {
+  absl::StatusOr<std::unique_ptr<ChangeJournal>> journal = ChangeJournal::Create();
+  EXPECT_TRUE(journal.ok()) << journal.status();
+  return journal.ok() ? std::move(*journal) : nullptr;
+}
+
+// The keeper's copy of the memfd, as the next daemon gets it.
+std::unique_ptr<ChangeJournal> AdoptCopyOf(const ChangeJournal& journal) {
+  absl::StatusOr<std::unique_ptr<ChangeJournal>> adopted =
+      ChangeJournal::Adopt(internal::UniqueFd(::fcntl(journal.fd(), F_DUPFD_CLOEXEC, 0)));
+  EXPECT_TRUE(adopted.ok()) << adopted.status();
+  return adopted.ok() ? std::move(*adopted) : nullptr;
+}
+
+TEST(ChangeJournal, TheNextProcessFindsWhatEachChangeDid) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  journal->Done(journal->Begin(10, Opcode::kMkdir, 0), 0);
+  journal->Done(journal->Begin(12, Opcode::kUnlink, 0), -ENOENT);
+  journal->Begin(14, Opcode::kRename, 4711);  // killed in the middle
+  journal->Done(journal->Begin(16, Opcode::kWrite, 300), 5);
+  std::unique_ptr<ChangeJournal> next = AdoptCopyOf(*journal);
+  ASSERT_NE(next, nullptr);
+  const ChangeJournal::Outcomes outcomes = next->Recover();
+  ASSERT_THAT(outcomes, UnorderedElementsAre(Key(10), Key(12), Key(14), Key(16)));
+  EXPECT_EQ(outcomes.at(10).opcode, Opcode::kMkdir);
+  EXPECT_TRUE(outcomes.at(10).done);
+  EXPECT_EQ(outcomes.at(10).result, 0);
+  EXPECT_EQ(outcomes.at(12).result, -ENOENT);
+  EXPECT_FALSE(outcomes.at(14).done);
+  EXPECT_EQ(outcomes.at(14).evidence, 4711u);
+  EXPECT_EQ(outcomes.at(16).result, 5);
+  EXPECT_EQ(outcomes.at(16).evidence, 300u);
+}
+
+// A request resent to the next daemon and done there is recorded again; a crash of that daemon
+// too leaves the next one both the first records and the newer one, which wins.
+TEST(ChangeJournal, RecordsStayForTheProcessAfterTheNextAndTheNewestWins) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  journal->Begin(20, Opcode::kMkdir, 0);
+  journal->Begin(22, Opcode::kCreate, 0);
+  std::unique_ptr<ChangeJournal> second = AdoptCopyOf(*journal);
+  ASSERT_EQ(second->Recover().size(), 2u);
+  second->Done(second->Begin(20, Opcode::kMkdir, 0), -EEXIST);
+  std::unique_ptr<ChangeJournal> third = AdoptCopyOf(*second);
+  const ChangeJournal::Outcomes outcomes = third->Recover();
+  ASSERT_THAT(outcomes, UnorderedElementsAre(Key(20), Key(22)));
+  EXPECT_TRUE(outcomes.at(20).done);
+  EXPECT_EQ(outcomes.at(20).result, -EEXIST);
+  EXPECT_FALSE(outcomes.at(22).done);
+}
+
+TEST(ChangeJournal, TheOldestRecordsGiveWayOnceTheRingIsFull) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  constexpr uint64_t kMore = 10;
+  for (uint64_t unique = 1; unique <= ChangeJournal::kSlots + kMore; ++unique) {
+    journal->Done(journal->Begin(unique, Opcode::kUnlink, 0), static_cast<int64_t>(unique));
+  }
+  const ChangeJournal::Outcomes outcomes = AdoptCopyOf(*journal)->Recover();
+  EXPECT_EQ(outcomes.size(), ChangeJournal::kSlots);
+  EXPECT_FALSE(outcomes.contains(kMore));
+  EXPECT_TRUE(outcomes.contains(kMore + 1));
+  EXPECT_EQ(outcomes.at(ChangeJournal::kSlots + kMore).result,
+            static_cast<int64_t>(ChangeJournal::kSlots + kMore));
+}
+
+// A crash between the slot's `state` cleared and set again leaves no record there: what the
+// slot held before is not taken for the new request's.
+TEST(ChangeJournal, ARecordTornByACrashIsSkipped) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  journal->Done(journal->Begin(30, Opcode::kMkdir, 0), 0);
+  journal->Done(journal->Begin(32, Opcode::kMkdir, 0), 0);
+  void* memory = ::mmap(nullptr, ChangeJournal::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                        journal->fd(), 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  auto* slots = reinterpret_cast<ChangeJournal::Slot*>(static_cast<char*>(memory) +
+                                                       sizeof(ChangeJournal::Header));
+  slots[1].state = 0;  // the second, torn
+  ::munmap(memory, ChangeJournal::kBytes);
+  EXPECT_THAT(AdoptCopyOf(*journal)->Recover(), UnorderedElementsAre(Key(30)));
+}
+
+TEST(ChangeJournal, AMemfdThatIsNoJournalIsRefused) {
+  internal::UniqueFd memfd(::memfd_create("not a journal", MFD_CLOEXEC));
+  ASSERT_TRUE(memfd.valid());
+  ASSERT_EQ(::ftruncate(memfd.get(), 4096), 0);
+  absl::StatusOr<std::unique_ptr<ChangeJournal>> adopted = ChangeJournal::Adopt(std::move(memfd));
+  EXPECT_EQ(adopted.status().code(), absl::StatusCode::kDataLoss) << adopted.status();
+}
+
+TEST(ChangeJournal, ANewJournalHoldsNothing) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  EXPECT_THAT(journal->Recover(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace ringfuse::daemon
