@@ -106,12 +106,12 @@ class DaemonRun {
  private:
   // Waits for the next event and handles it; true once the daemon ended.
   absl::StatusOr<bool> Ended(int ended) {
-    pollfd fds[] = {{ended, POLLIN, 0},
-                    {signals_.fd(), POLLIN, 0},
-                    {socket_.get(), POLLIN, 0},
-                    {keeper_.dev_fd(), 0, 0}};  // POLLERR once the connection ends
+    // Not the kept /dev/fuse fd: the kernel wakes whoever polls it at every request it queues,
+    // whatever events were asked for. Whether the connection lives is asked once the daemon
+    // ended; until then the daemon's own reads tell it of an unmount or an abort.
+    pollfd fds[] = {{ended, POLLIN, 0}, {signals_.fd(), POLLIN, 0}, {socket_.get(), POLLIN, 0}};
     const int timeout = held_signal_ != 0 ? kSignalHoldMs : -1;
-    if (::poll(fds, 4, timeout) < 0) {
+    if (::poll(fds, 3, timeout) < 0) {
       if (errno == EINTR) return false;
       return internal::ErrnoStatus(errno, "waiting for the daemon");
     }
@@ -122,13 +122,6 @@ class DaemonRun {
       return true;
     }
     if (fds[1].revents != 0) Hold(signals_.Take());
-    if (fds[3].revents != 0) {
-      if (!signalled_) {
-        Say(absl::StrFormat("%s was unmounted or aborted; waiting for the daemon to exit",
-                            keeper_.mountpoint()));
-      }
-      keeper_.Drop();
-    }
     PassOn(held_signal_ != 0 && (keeper_.daemon_serves() || held_.elapsed() >= kSignalHold));
     return false;
   }

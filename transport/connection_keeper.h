@@ -25,9 +25,6 @@ class ConnectionKeeper {
   const std::string& mountpoint() const;
   // The kernel still serves the kept connection: not unmounted, not aborted.
   bool connection_alive() const;
-  // Closes the kept connection: once no daemon holds it either, the kernel ends it and clients
-  // get ENOTCONN.
-  void Drop() { connection_.reset(); }
   // How many daemons got the connection back.
   uint32_t recoveries() const { return handed_out_; }
   // The daemon of the socket last served has deposited the connection or serves it again: it

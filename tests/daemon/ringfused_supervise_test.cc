@@ -210,6 +210,36 @@ TEST_F(RingfusedSupervise, ARequestTheDeadDaemonHadReadIsAnsweredByTheNext) {
   StopWithSigterm();
 }
 
+// How often the process `pid` was switched to: voluntary and involuntary context switches.
+long ContextSwitches(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  long switches = 0;
+  for (std::string line; std::getline(status, line);) {
+    if (line.find("ctxt_switches:") != std::string::npos) {
+      switches += std::stol(line.substr(line.find(':') + 1));
+    }
+  }
+  return switches;
+}
+
+// The keeper holds the connection but never reads it: it must not be woken by the requests that
+// go past it to the daemon (the kernel wakes every poller of /dev/fuse at each request queued).
+TEST_F(RingfusedSupervise, TheKeeperSleepsWhileTheDaemonServes) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  StartSupervised({"--transport=threads", source_, mountpoint_});
+  constexpr int kRequests = 2000;
+  const long before = ContextSwitches(daemon_pid_);
+  for (int i = 0; i < kRequests; ++i) {
+    struct stat attr {};
+    // A name never asked for before: a LOOKUP the kernel cannot answer from its cache.
+    ASSERT_NE(::stat((mountpoint_ + "/asked-" + std::to_string(i)).c_str(), &attr), 0);
+  }
+  const long woken = ContextSwitches(daemon_pid_) - before;
+  EXPECT_LT(woken, kRequests / 20) << "the keeper was woken " << woken << " times by "
+                                   << kRequests << " requests";
+  StopWithSigterm();
+}
+
 // A change the dead daemon made and never answered is answered by the next as made, not made
 // again (daemon/change_journal.h). RINGFUSED_TEST_HANG_IN_CHANGE holds the request in the daemon
 // at a point of its change ("made": the backing call returned, not yet recorded, what a kill in
