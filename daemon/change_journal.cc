@@ -17,10 +17,14 @@ absl::StatusOr<std::unique_ptr<ChangeJournal>> ChangeJournal::Adopt(internal::Un
   return std::unique_ptr<ChangeJournal>(new ChangeJournal(std::move(*memory)));
 }
 
+// There are far fewer changes in progress than slots (each holds one of the transport's
+// buffers), so the search ends at once.
 size_t ChangeJournal::Begin(uint64_t unique, Opcode opcode, uint64_t evidence) {
-  const uint64_t taken =
-      std::atomic_ref<uint64_t>(header_->taken).fetch_add(1, std::memory_order_acq_rel);
-  const size_t record = taken % kSlots;
+  size_t record;
+  do {
+    record = std::atomic_ref<uint64_t>(header_->taken).fetch_add(1, std::memory_order_acq_rel) %
+             kSlots;
+  } while (in_progress_[record].exchange(true, std::memory_order_acquire));
   Slot& slot = slots_[record];
   // No longer the old record before any field is the new one's. A kill stops this thread between
   // two instructions, so the order that matters is this thread's own, as compiled.
@@ -38,6 +42,7 @@ void ChangeJournal::Done(size_t record, int64_t result) {
   Slot& slot = slots_[record];
   slot.result = result;
   State(slot).store(kDone, std::memory_order_release);
+  in_progress_[record].store(false, std::memory_order_release);
 }
 
 // Oldest first, so that a newer record of the same unique (the next daemon's, done again after

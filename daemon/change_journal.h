@@ -7,15 +7,16 @@
 // ENOENT, an O_APPEND write would append twice. So each such request is recorded by its unique
 // before its backing call (begun) and with the result after it (done); the daemon after the
 // crash answers a resent request the dead one had done with that result, and one it had begun
-// by looking whether its effect is there (PassthroughFs::ExecuteOnce). A kill lands when the
-// killed thread leaves the kernel, so a daemon killed in the middle of the backing call has
-// made it; one killed before the call has not.
+// by looking whether its effect is there, against what the record says of before the call
+// (PassthroughFs::ExecuteOnce). A kill lands when the killed thread leaves the kernel, so a
+// daemon killed in the middle of a call that changes a name has made it (a write stops between
+// pages: made in part); one killed before the call has not.
 //
 // The records are a ring holding the newest kSlots, never erased: a request the kernel got the
 // reply to is never sent again, and the kernel never reuses a unique on a connection, so an old
-// record is merely never asked for. A request stays unanswered while it holds one of the
-// transport's buffers, a few per worker thread, so its record is overwritten only long after the
-// reply went. A record is written as the slot journal writes one
+// record is merely never asked for. A record whose change is still being made is never written
+// over: a new one skips its slot (a flag of this process's own per slot, so that a dead
+// daemon's records give way). A record is written as the slot journal writes one
 // (slot_journal.h): its `state` last, a crash leaves it whole or plainly not a record.
 #pragma once
 
@@ -56,7 +57,7 @@ class ChangeJournal {
   int fd() const { return memory_.fd(); }
 
   // Records that the request `unique` (kUniqueResend cleared) begins its change; returns the
-  // record's place, for Done.
+  // record's place, for Done, which every Begin must be followed by.
   size_t Begin(uint64_t unique, Opcode opcode, uint64_t evidence);
   void Done(size_t record, int64_t result);
 
@@ -82,6 +83,9 @@ class ChangeJournal {
   KeptMemory memory_;
   Header* header_;  // and after it kSlots slots
   Slot* slots_;
+  // Whether a change of this process is being made under the record in each slot: between its
+  // Begin and its Done, nothing else writes there.
+  std::unique_ptr<std::atomic<bool>[]> in_progress_{new std::atomic<bool>[kSlots]()};
 };
 
 }  // namespace ringfuse::daemon

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 #include <string>
@@ -55,10 +56,24 @@ int SpecialFileError(int path_fd) {
   return special ? ENXIO : 0;
 }
 
-// The size of the file open as `fd`, 0 if it cannot be known.
+constexpr uint64_t kUnknownSize = ~uint64_t{0};
+
+// The size of the file open as `fd`, kUnknownSize if it cannot be known.
 uint64_t SizeOf(int fd) {
   struct stat st;
-  return ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  return ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_size) : kUnknownSize;
+}
+
+// An append of `length` bytes to `fd` that a dead daemon was killed in the middle of: made as
+// far as the file has grown since (a write stops between its pages at a kill, and the client is
+// then told of a short write), or not at all. The dead daemon's result when it recorded one.
+std::optional<int64_t> ReplayAppend(const ChangeJournal::Outcome& earlier, int fd,
+                                    uint64_t length) {
+  if (earlier.done) return earlier.result;
+  const uint64_t before = earlier.evidence;
+  const uint64_t now = SizeOf(fd);
+  if (before == kUnknownSize || now == kUnknownSize || now <= before) return std::nullopt;
+  return static_cast<int64_t>(std::min(now - before, length));
 }
 
 }  // namespace
@@ -215,22 +230,28 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
     return static_cast<int64_t>(open.fh);
   };
   const int64_t result = ExecuteOnce(
-      context, name, [] { return uint64_t{0}; }, [&] { return create_file(flags); },
+      context, name, [&] { return InodeNamed(dir->path.get(), name.c_str()); },
+      [&] { return create_file(flags); },
       [&](const ChangeJournal::Outcome& earlier) -> std::optional<int64_t> {
         if (earlier.done && earlier.result < 0) return earlier.result;
-        if (earlier.done) CloseUnanswered(static_cast<uint64_t>(earlier.result));
-        struct stat st;
-        const bool made =
-            earlier.done || ::fstatat(dir->path.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-        if (!made) return std::nullopt;
-        return create_file(flags & ~(O_EXCL | O_TRUNC));
+        if (!earlier.done && !NameAdded(dir->path.get(), name.c_str(), earlier.evidence)) {
+          return std::nullopt;
+        }
+        const int64_t opened = create_file(flags & ~(O_EXCL | O_TRUNC));
+        if (earlier.done) {
+          ForgetUnanswered(static_cast<uint64_t>(earlier.result), opened >= 0 ? entry.nodeid : 0);
+        }
+        return opened;
       });
   if (result < 0) return reply.Error(static_cast<int>(-result));
   reply.Ok(entry, open);
 }
 
-void PassthroughFs::CloseUnanswered(uint64_t fh) {
+// The dead daemon's create was recorded done after its lookup was counted and its file opened:
+// the kernel knows neither.
+void PassthroughFs::ForgetUnanswered(uint64_t fh, uint64_t nodeid) {
   if (open_files_.Take(fh) != nullptr && journal_ != nullptr) journal_->Released(fh);
+  if (nodeid != 0) inodes_.Forget(nodeid, 1);
 }
 
 // O_TMPFILE: an inode without a name, registered from its own fd rather than looked up.
@@ -311,16 +332,10 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   const int64_t result =
       (file->flags() & O_APPEND) == 0
           ? write_bytes()
-          : ExecuteOnce(
-                context, bytes, [&] { return SizeOf(fd); }, write_bytes,
-                [&](const ChangeJournal::Outcome& earlier) {
-                  return ReplayOf(
-                      earlier,
-                      [&](uint64_t size_before) {
-                        return SizeOf(fd) >= size_before + args.data.size();
-                      },
-                      static_cast<int64_t>(args.data.size()));
-                });
+          : ExecuteOnce(context, bytes, [&] { return SizeOf(fd); }, write_bytes,
+                        [&](const ChangeJournal::Outcome& earlier) {
+                          return ReplayAppend(earlier, fd, args.data.size());
+                        });
   if (result < 0) return reply.Error(static_cast<int>(-result));
   reply.Ok(static_cast<uint64_t>(result));
 }

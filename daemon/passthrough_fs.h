@@ -174,9 +174,10 @@ class PassthroughFs : public Handler {
   size_t lock_owner_opens() const { return owner_locks_.opens(); }
 
  private:
-  // Closes `fh`, opened by a dead daemon and reopened after the crash, whose open the kernel
-  // never got the answer to: it will never release it.
-  void CloseUnanswered(uint64_t fh);
+  // Closes `fh`, opened by a dead daemon and reopened after the crash, and forgets the lookup of
+  // `nodeid` it counted, both in a CREATE whose answer the kernel never got: it will never
+  // release or forget them.
+  void ForgetUnanswered(uint64_t fh, uint64_t nodeid);
   // After a crash (ReopenAfterCrash).
   internal::UniqueFd ReopenByHandle(const std::string& handle, int flags);
   bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
@@ -196,6 +197,13 @@ class PassthroughFs : public Handler {
   static std::optional<int64_t> ReplayOf(const ChangeJournal::Outcome& earlier,
                                          absl::FunctionRef<bool(uint64_t evidence)> made,
                                          int64_t made_result);
+  // What tells whether a change of a name was made: the inode `name` in `dir_fd` names, 0 for
+  // none (ENOENT), kUnknownInode when that cannot be told. A name was added when it named
+  // nothing before and names an inode now; removed when it named one before and no longer does.
+  static constexpr uint64_t kUnknownInode = ~uint64_t{0};
+  static uint64_t InodeNamed(int dir_fd, const char* name);
+  static bool NameAdded(int dir_fd, const char* name, uint64_t before);
+  static bool NameRemoved(int dir_fd, const char* name, uint64_t before);
   // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
   // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
   int ChangeableDirectory(uint64_t nodeid, std::string_view name,

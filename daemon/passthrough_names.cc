@@ -12,17 +12,6 @@
 #include "daemon/passthrough_fs.h"
 
 namespace ringfuse::daemon {
-namespace {
-
-// The inode `name` in `dir_fd` names, or 0 when there is none.
-uint64_t InodeNamed(int dir_fd, const char* name) {
-  struct stat st;
-  return ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_ino : 0;
-}
-
-uint64_t NoEvidence(int, const char*) { return 0; }
-
-}  // namespace
 
 int PassthroughFs::ChangeableDirectory(uint64_t nodeid, std::string_view name,
                                        std::shared_ptr<const Inode>& dir) {
@@ -42,7 +31,7 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
   const std::string name_string(name);
   const int dir_fd = dir->path.get();
   const int64_t made = ExecuteOnce(
-      context, name, [] { return uint64_t{0}; },
+      context, name, [&] { return InodeNamed(dir_fd, name_string.c_str()); },
       [&]() -> int64_t {
         return CallAsCaller(context, CreateUmask(umask),
                             [&] { return make(dir_fd, name_string.c_str()); }) == 0
@@ -51,7 +40,8 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
       },
       [&](const ChangeJournal::Outcome& earlier) {
         return ReplayOf(
-            earlier, [&](uint64_t) { return InodeNamed(dir_fd, name_string.c_str()) != 0; }, 0);
+            earlier,
+            [&](uint64_t before) { return NameAdded(dir_fd, name_string.c_str(), before); }, 0);
       });
   if (made < 0) return reply.Error(static_cast<int>(-made));
   wire::EntryOut entry;
@@ -66,8 +56,7 @@ void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view 
                                 EmptyReply reply) {
   const std::shared_ptr<const Inode> leaving = inodes_.NodeNamed(context.nodeid(), name);
   ChangeEntry(
-      context, name, remove, NoEvidence,
-      [](int dir_fd, const char* removed, uint64_t) { return InodeNamed(dir_fd, removed) == 0; },
+      context, name, remove, InodeNamed, NameRemoved,
       [&] { inodes_.Removed(context.nodeid(), name, leaving); }, std::move(reply));
 }
 
@@ -172,7 +161,8 @@ void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args
       },
       InodeNamed,
       [&](int, const char*, uint64_t moved) {
-        return moved != 0 && InodeNamed(new_dir->path.get(), new_name.c_str()) == moved;
+        return moved != 0 && moved != kUnknownInode &&
+               InodeNamed(new_dir->path.get(), new_name.c_str()) == moved;
       },
       [&] {
         inodes_.Renamed(context.nodeid(), args.old_name, args.newdir, new_name,

@@ -1,4 +1,8 @@
 // PassthroughFs: changes made once across crashes (change_journal.h).
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdint>
 
 #include "daemon/passthrough_fs.h"
@@ -12,17 +16,20 @@ int64_t PassthroughFs::ExecuteOnce(const RequestContext& context, std::string_vi
                                    absl::FunctionRef<int64_t()> execute, Replay replay) {
   if (changes_ == nullptr) return execute();
   const uint64_t unique = context.header.unique & ~wire::kUniqueResend;
+  const auto opcode = static_cast<Opcode>(context.header.opcode);
   const ChangeJournal::Outcome* earlier = nullptr;
   if ((context.header.unique & wire::kUniqueResend) != 0) {
-    if (auto found = earlier_changes_.find(unique); found != earlier_changes_.end()) {
+    // A record of another operation under the same unique is no record of this one.
+    if (auto found = earlier_changes_.find(unique);
+        found != earlier_changes_.end() && found->second.opcode == opcode) {
       earlier = &found->second;
     }
   }
   // A replay is recorded too, with what the first record said: a crash before its reply has the
   // request sent once more.
   const size_t record =
-      changes_->Begin(unique, static_cast<Opcode>(context.header.opcode),
-                      earlier != nullptr ? earlier->evidence : evidence());
+      changes_->Begin(unique, opcode, earlier != nullptr ? earlier->evidence : evidence());
+  HangInChangeIfTestAsks("begun", subject);
   std::optional<int64_t> result;
   if (earlier != nullptr) result = replay(*earlier);
   if (!result.has_value()) result = execute();
@@ -38,6 +45,24 @@ std::optional<int64_t> PassthroughFs::ReplayOf(const ChangeJournal::Outcome& ear
   if (earlier.done) return earlier.result;
   if (made(earlier.evidence)) return made_result;
   return std::nullopt;
+}
+
+uint64_t PassthroughFs::InodeNamed(int dir_fd, const char* name) {
+  struct stat st;
+  if (::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) return st.st_ino;
+  return errno == ENOENT ? 0 : kUnknownInode;
+}
+
+bool PassthroughFs::NameAdded(int dir_fd, const char* name, uint64_t before) {
+  if (before != 0) return false;
+  const uint64_t now = InodeNamed(dir_fd, name);
+  return now != 0 && now != kUnknownInode;
+}
+
+bool PassthroughFs::NameRemoved(int dir_fd, const char* name, uint64_t before) {
+  if (before == 0 || before == kUnknownInode) return false;
+  const uint64_t now = InodeNamed(dir_fd, name);
+  return now != before && now != kUnknownInode;
 }
 
 }  // namespace ringfuse::daemon

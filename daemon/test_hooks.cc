@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <variant>
@@ -66,6 +67,10 @@ void HangInChangeIfTestAsks(std::string_view point, std::string_view subject) {
       !wanted.starts_with(point) || wanted[point.size()] != ':' || !wanted.ends_with(subject)) {
     return;
   }
+  // For the test to know the change is held here, and where.
+  const std::string held(subject), where(point);
+  std::fprintf(stderr, "ringfused: test hook: holding the change of %s at %s\n", held.c_str(),
+               where.c_str());
   while (hangs_armed.load()) ::pause();  // until the daemon is killed
 }
 

@@ -9,9 +9,10 @@
 //   then. Only in the daemon that mounted, not in one that recovered the mount after a crash.
 // - RINGFUSED_TEST_HANG_IN_CHANGE=POINT:SUBJECT: a change of SUBJECT (the name a MKDIR, CREATE,
 //   UNLINK, RENAME... changes, the bytes an O_APPEND write appends) that must be made once
-//   across crashes (change_journal.h) never returns from POINT: "made", after its backing call
-//   and before the daemon recorded that it made it (what a kill in the middle of that call
-//   leaves), or "recorded", after that and before the reply. Only in the daemon that mounted.
+//   across crashes (change_journal.h) never returns from POINT: "begun", recorded as begun and
+//   before its backing call; "made", after that call and before the daemon recorded that it
+//   made it (what a kill in the middle of the call leaves); or "recorded", after that and
+//   before the reply. It says so on stderr first. Only in the daemon that mounted.
 #pragma once
 
 #include <string_view>

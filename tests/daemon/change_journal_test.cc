@@ -1,7 +1,8 @@
 // The change journal a kept ringfused writes to a memfd: what one process records, begun or done,
 // another (the one after a crash) finds through its own copy of the memfd, by unique, the newest
 // record of each; records stay for the process after that, and the oldest give way once the
-// ring is full; a record torn by a crash is skipped; a memfd that is no journal is refused.
+// ring is full, never one still in progress; a record torn by a crash is skipped; a memfd that
+// is no journal is refused.
 #include "daemon/change_journal.h"
 
 #include <fcntl.h>
@@ -86,6 +87,22 @@ TEST(ChangeJournal, TheOldestRecordsGiveWayOnceTheRingIsFull) {
   EXPECT_TRUE(outcomes.contains(kMore + 1));
   EXPECT_EQ(outcomes.at(ChangeJournal::kSlots + kMore).result,
             static_cast<int64_t>(ChangeJournal::kSlots + kMore));
+}
+
+// A change still being made (a slow backing call) keeps its record however many others pass it.
+TEST(ChangeJournal, ARecordInProgressIsNeverWrittenOver) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  const size_t slow = journal->Begin(1, Opcode::kRename, 77);
+  for (uint64_t unique = 2; unique <= 2 * ChangeJournal::kSlots; ++unique) {
+    journal->Done(journal->Begin(unique, Opcode::kUnlink, 0), 0);
+  }
+  journal->Done(slow, -EXDEV);
+  const ChangeJournal::Outcomes outcomes = AdoptCopyOf(*journal)->Recover();
+  ASSERT_TRUE(outcomes.contains(1));
+  EXPECT_EQ(outcomes.at(1).opcode, Opcode::kRename);
+  EXPECT_EQ(outcomes.at(1).result, -EXDEV);
+  EXPECT_EQ(outcomes.at(1).evidence, 77u);
 }
 
 // A crash between the slot's `state` cleared and set again leaves no record there: what the
