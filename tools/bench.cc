@@ -60,16 +60,19 @@
 // compare: a side-by-side benchmark of FUSE daemons against the plain directory (issue 9).
 //
 //   ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=stat,create,...]
-//                  [--files=10000] [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...
+//                  [--threads=2] [--files=10000] [--big-file-mib=512] [--output-dir=DIR]
+//                  [--check] CONFIG...
 //
 // CONFIG is native, ringfused[:transport=...,cache=on|off,passthrough,depth=N,threads=N,
 // o=NAME[=VALUE],trace=FILE,name=LABEL], floor[:transport=...] (the null filesystem, the limit a
 // daemon can approach) or cmd:LABEL=TEMPLATE (any daemon run in the foreground, {src} and {mnt}
 // replaced; see tools/compare_configs.h). For each round, each config in turn gets a fresh source
-// tree, a mount, the workloads of tools/compare_workloads.h with the daemon's CPU time around each,
-// and an unmount; results.csv, results.md (medians, ratios, spread; printed at the end) and
-// chart.svg go to --output-dir (default: a new directory here). A workload that fails shows its
-// error in the table; --check fails the run when native or a ringfused config lacks a metric.
+// tree, a mount, the workloads of tools/compare_workloads.h (stat and create once per --threads
+// count, e.g. 1,2,4,8,16) with the daemon's CPU time and contention (futex calls, voluntary
+// switches) around each, and an unmount; results.csv, results.md (medians, ratios, spread, and
+// with two counts or more the scaling tables; printed at the end), chart.svg and scaling.svg go
+// to --output-dir (default: a new directory here). A workload that fails shows its error in the
+// table; --check fails the run when native or a ringfused config lacks a metric.
 //
 // Exit status: 0; 1 when a publish, a restart or a recovery failed, a stat call across a restart
 // or a crash failed, the
@@ -80,6 +83,7 @@
 // switch. --transport=uring-cmd turns FUSE-over-io_uring on for the run (and restores the old
 // setting); auto leaves it as the machine has it, and the tables say what the daemon chose.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -106,7 +110,10 @@
 #include "tools/compare_check.h"
 #include "tools/compare_report.h"
 #include "tools/compare_run.h"
+#include "tools/compare_scaling_chart.h"
+#include "tools/compare_threads.h"
 #include "tools/compare_workloads.h"
+#include "tools/contention.h"
 #include "tools/null_server.h"
 #include "transport/transport.h"
 #include "transport/uring_switch.h"
@@ -129,6 +136,9 @@ ABSL_FLAG(std::string, ringfused, "",
 ABSL_FLAG(int, rounds, 3, "compare: rounds; every config runs once per round, interleaved");
 ABSL_FLAG(int, seconds, 5, "compare: seconds per workload (randread: per job count)");
 ABSL_FLAG(std::string, workloads, "", "compare: workloads to run, comma-separated (default all)");
+ABSL_FLAG(std::string, threads, std::to_string(ringfuse::tools::kDefaultClientThreads),
+          "compare: client threads of the stat and create workloads, comma-separated: one "
+          "measurement per count (e.g. 1,2,4,8,16)");
 ABSL_FLAG(int, files, 10000, "compare: small files in the source tree's directory");
 ABSL_FLAG(int, big_file_mib, 512, "compare: size of the big file (random and sequential I/O)");
 ABSL_FLAG(std::string, output_dir, "", "compare: where results go (default: a new directory here)");
@@ -274,6 +284,9 @@ std::variant<CompareOptions, int> ReadCompareOptions(const std::vector<char*>& c
       return BadUsage("unknown workload " + workload);
     }
   }
+  absl::StatusOr<std::vector<int>> threads = ParseThreadCounts(absl::GetFlag(FLAGS_threads));
+  if (!threads.ok()) return BadUsage(std::string(threads.status().message()));
+  options.threads = std::move(*threads);
   std::string ringfused = absl::GetFlag(FLAGS_ringfused);
   const DaemonBinaries binaries{ringfused.empty() ? RingfusedNextToThisProgram() : ringfused,
                                 "/proc/self/exe"};
@@ -325,16 +338,20 @@ int Compare(const std::vector<char*>& configs, const std::string& command_line) 
   CatchStopSignals();
   const std::vector<Sample> samples = RunCompare(options);
   const std::string markdown = MarkdownReport(options, samples, command_line);
+  const std::string scaling_chart = ScalingChartSvg(options, samples);
   if (!WriteText(*output_dir + "/results.csv", CsvText(samples)) ||
       !WriteText(*output_dir + "/results.md", markdown) ||
-      !WriteText(*output_dir + "/chart.svg", ChartSvg(options, samples))) {
+      !WriteText(*output_dir + "/chart.svg", ChartSvg(options, samples)) ||
+      (!scaling_chart.empty() && !WriteText(*output_dir + "/scaling.svg", scaling_chart))) {
     std::fprintf(stderr, "ringfuse-bench: cannot write to %s\n", output_dir->c_str());
     return 1;
   }
   std::printf("%s", markdown.c_str());
   if (StopRequested()) return 130;
   if (absl::GetFlag(FLAGS_check)) {
-    if (absl::Status checked = CheckOutput(options); !checked.ok()) {
+    // The contention figures are asked for only where the meter works (root, tracefs).
+    const bool contention_metered = ContentionMeter::Start(::getpid()).ok();
+    if (absl::Status checked = CheckOutput(options, contention_metered); !checked.ok()) {
       std::fprintf(stderr, "%s\n", std::string(checked.message()).c_str());
       return 1;
     }
@@ -374,8 +391,9 @@ int main(int argc, char** argv) {
       "                 [--ringfused=PATH]\n"
       "  ringfuse-bench crash [--inodes=0,10000] [--runs=10] [--transport=threads]\n"
       "                 [--ringfused=PATH]\n"
-      "  ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=a,b,...] [--files=10000]\n"
-      "                 [--big-file-mib=512] [--output-dir=DIR] [--check] CONFIG...\n"
+      "  ringfuse-bench compare [--rounds=3] [--seconds=5] [--workloads=a,b,...] [--threads=2]\n"
+      "                 [--files=10000] [--big-file-mib=512] [--output-dir=DIR] [--check] "
+      "CONFIG...\n"
       "    CONFIG: native | ringfused[:transport=T,cache=on|off,passthrough,depth=N,threads=N,\n"
       "            o=NAME[=VALUE],trace=FILE,name=LABEL] | floor[:transport=T] | "
       "cmd:LABEL=TEMPLATE\n"

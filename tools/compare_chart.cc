@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "tools/compare_report.h"
+#include "tools/compare_svg.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -18,28 +18,6 @@ constexpr int kLegendHeight = 30;
 // Ratios beyond this (native's create is ~15x FUSE's) would squash every other bar: they are
 // drawn to the edge and labelled with their value.
 constexpr double kMaxRatio = 3.0;
-constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
-                                   "#59a14f", "#edc948", "#b07aa1", "#9c755f"};
-
-std::string XmlText(const std::string& text) {
-  return absl::StrReplaceAll(text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}});
-}
-
-const char* Color(size_t index) { return kColors[index % std::size(kColors)]; }
-
-std::string Legend(const CompareOptions& options) {
-  std::string text;
-  int x = 10;
-  for (size_t i = 0; i < options.configs.size(); ++i) {
-    const std::string& label = options.configs[i].label;
-    absl::StrAppendFormat(&text,
-                          "<rect x=\"%d\" y=\"8\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-                          "<text x=\"%d\" y=\"17\">%s</text>\n",
-                          x, Color(i), x + 14, XmlText(label));
-    x += 24 + 7 * static_cast<int>(label.size());
-  }
-  return text;
-}
 
 // The bars of one row, from `y`; returns the height used.
 int RowBars(const CompareOptions& options, const std::vector<Sample>& samples, const ReportRow& row,
@@ -57,7 +35,7 @@ int RowBars(const CompareOptions& options, const std::vector<Sample>& samples, c
     absl::StrAppendFormat(&svg,
                           "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>"
                           "<text x=\"%d\" y=\"%d\">%.2fx</text>\n",
-                          kLabelWidth, bar_y, std::max(width, 1), kBarHeight, Color(i),
+                          kLabelWidth, bar_y, std::max(width, 1), kBarHeight, ConfigColor(i),
                           kLabelWidth + width + 4, bar_y + kBarHeight - 2, ratio);
   }
   return height;
@@ -69,10 +47,14 @@ std::string ChartSvg(const CompareOptions& options, const std::vector<Sample>& s
   const std::optional<std::string> reference = ReferenceDaemon(options);
   std::string body;
   int y = kLegendHeight;
-  for (const ReportRow& row : ReportRows(options.workloads)) {
+  for (const ReportRow& row : ReportRows(options.workloads, options.threads)) {
     const Cell reference_cell = reference ? Summarize(samples, *reference, row) : Cell{};
-    // A clean stop is no ratio, and a reference of 0 has none.
-    if (row.metric == kCleanStopMetric || !(reference_cell.median > 0)) continue;
+    // A clean stop is no ratio, and a reference of 0 has none. Futex calls and switches per
+    // operation are near 0 where nothing waits, and a ratio of two such counts says nothing.
+    if (row.metric == kCleanStopMetric || IsContentionMetric(row.metric) ||
+        !(reference_cell.median > 0)) {
+      continue;
+    }
     y += RowBars(options, samples, row, reference_cell, y, body) + kRowGap;
   }
   const int one_x = kLabelWidth + static_cast<int>(kBarArea / kMaxRatio);
@@ -81,8 +63,8 @@ std::string ChartSvg(const CompareOptions& options, const std::vector<Sample>& s
       absl::StrFormat("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                       "font-family=\"sans-serif\" font-size=\"11\">\n",
                       width, y + 20),
-      absl::StrFormat("<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"), Legend(options),
-      body,
+      absl::StrFormat("<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"),
+      ConfigLegend(options), body,
       absl::StrFormat("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\" "
                       "stroke-dasharray=\"4 3\"/>\n<text x=\"%d\" y=\"%d\">1.0x = %s</text>\n",
                       one_x, kLegendHeight - 4, one_x, y, one_x + 4, y + 14,

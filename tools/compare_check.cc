@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tools/compare_report.h"
+#include "tools/compare_scaling.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -39,7 +40,8 @@ std::vector<std::string> CsvFields(const std::string& line) {
   return fields;
 }
 
-using Key = std::tuple<std::string, std::string, std::string, std::string>;  // round config ...
+// round, config, workload, threads, metric: the fields of results.csv before the value.
+using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
 
 std::set<Key> NumericRows(const std::string& csv) {
   std::set<Key> rows;
@@ -47,31 +49,51 @@ std::set<Key> NumericRows(const std::string& csv) {
   for (std::string line; std::getline(lines, line);) {
     const std::vector<std::string> fields = CsvFields(line);
     double value = 0;
-    if (fields.size() == 5 && absl::SimpleAtod(fields[4], &value)) {
-      rows.insert({fields[0], fields[1], fields[2], fields[3]});
+    if (fields.size() == 6 && absl::SimpleAtod(fields[5], &value)) {
+      rows.insert({fields[0], fields[1], fields[2], fields[3], fields[4]});
     }
   }
   return rows;
 }
 
-}  // namespace
-
-absl::Status CheckOutput(const CompareOptions& options) {
+// The files that must be there and not empty.
+std::vector<std::string> MissingFiles(const CompareOptions& options) {
   std::vector<std::string> missing;
-  for (const char* name : {"results.md", "chart.svg"}) {
+  const bool scaled = !ScaledWorkloads(options).empty();
+  std::vector<std::string> files = {"results.md", "chart.svg"};
+  if (scaled) files.push_back("scaling.svg");
+  for (const std::string& name : files) {
     if (ReadFile(options.output_dir + "/" + name).empty()) missing.push_back(name);
   }
+  if (scaled &&
+      ReadFile(options.output_dir + "/results.md").find("\n## Scaling\n") == std::string::npos) {
+    missing.push_back("results.md's Scaling section");
+  }
+  return missing;
+}
+
+// Whether a ringfused config (`daemon`) or native must have a number in `row`.
+bool Expected(const ReportRow& row, bool daemon, bool contention_metered) {
+  if (IsContentionMetric(row.metric)) return daemon && contention_metered;
+  if (IsDaemonMetric(row.metric)) return daemon;
+  return true;
+}
+
+}  // namespace
+
+absl::Status CheckOutput(const CompareOptions& options, bool contention_metered) {
+  std::vector<std::string> missing = MissingFiles(options);
   const std::set<Key> rows = NumericRows(ReadFile(options.output_dir + "/results.csv"));
   for (const CompareConfig& config : options.configs) {
     const bool daemon = config.kind == CompareConfig::Kind::kRingfused;
     if (!daemon && config.kind != CompareConfig::Kind::kNative) continue;
     for (int round = 1; round <= options.rounds; ++round) {
-      for (const ReportRow& row : ReportRows(options.workloads)) {
-        const bool daemon_row = row.workload == kDaemonWorkload || row.metric == kCpuMetric;
-        if (daemon_row && !daemon) continue;
-        if (!rows.count({absl::StrCat(round), config.label, row.workload, row.metric})) {
-          missing.push_back(
-              absl::StrCat("round ", round, " ", config.label, " ", row.workload, " ", row.metric));
+      for (const ReportRow& row : ReportRows(options.workloads, options.threads)) {
+        if (!Expected(row, daemon, contention_metered)) continue;
+        const std::string threads = row.threads > 0 ? absl::StrCat(row.threads) : "";
+        if (!rows.count({absl::StrCat(round), config.label, row.workload, threads, row.metric})) {
+          missing.push_back(absl::StrCat("round ", round, " ", config.label, " ", row.workload,
+                                         threads.empty() ? "" : " x" + threads, " ", row.metric));
         }
       }
     }

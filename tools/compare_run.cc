@@ -12,6 +12,7 @@
 #include "tools/compare_daemon.h"
 #include "tools/compare_tree.h"
 #include "tools/compare_workloads.h"
+#include "tools/daemon_meters.h"
 #include "tools/proc_stats.h"
 #include "transport/uring_switch.h"
 
@@ -31,30 +32,45 @@ std::string ErrorNote(const absl::Status& status) {
   return "error: " + text;
 }
 
+// A workload at one client thread count (0: a workload without a choice).
+struct WorkloadAt {
+  std::string workload;
+  int threads = 0;
+  std::string Name() const {
+    return threads > 0 ? absl::StrCat(workload, " x", threads) : workload;
+  }
+};
+
 class RoundRecorder {
  public:
   RoundRecorder(int round, const CompareConfig& config, std::vector<Sample>& samples)
       : round_(round), config_(config), samples_(samples) {}
 
-  void Value(const std::string& workload, const std::string& metric, double value) {
-    samples_.push_back({round_, config_.label, workload, metric, value, ""});
+  void Value(const WorkloadAt& at, const std::string& metric, double value) {
+    samples_.push_back({round_, config_.label, at.workload, metric, value, "", at.threads});
   }
-  void Note(const std::string& workload, const std::string& metric, const std::string& note) {
-    samples_.push_back({round_, config_.label, workload, metric, std::nullopt, note});
+  void Note(const WorkloadAt& at, const std::string& metric, const std::string& note) {
+    samples_.push_back(
+        {round_, config_.label, at.workload, metric, std::nullopt, note, at.threads});
   }
   // Every metric of every workload, and of the daemon, missing for the same reason.
-  void NoteAll(const std::vector<std::string>& workloads, const std::string& note) {
-    for (const std::string& workload : workloads) NoteWorkload(workload, note);
+  void NoteAll(const CompareOptions& options, const std::string& note) {
+    for (const std::string& workload : options.workloads) {
+      for (const int threads : ThreadCounts(workload, options.threads)) {
+        NoteWorkload({workload, threads}, note);
+      }
+    }
     if (config_.kind == CompareConfig::Kind::kNative) return;
-    for (const char* metric : {kRssMetric, kCleanStopMetric}) Note(kDaemonWorkload, metric, note);
+    for (const char* metric : {kRssMetric, kCleanStopMetric}) Note({kDaemonWorkload}, metric, note);
   }
-  void NoteWorkload(const std::string& workload, const std::string& note) {
-    for (const std::string& metric : WorkloadMetricNames(workload)) Note(workload, metric, note);
-    if (config_.kind != CompareConfig::Kind::kNative) Note(workload, kCpuMetric, note);
+  void NoteWorkload(const WorkloadAt& at, const std::string& note) {
+    for (const std::string& metric : WorkloadMetricNames(at.workload)) Note(at, metric, note);
+    if (config_.kind == CompareConfig::Kind::kNative) return;
+    for (const char* metric : kDaemonPerOpMetrics) Note(at, metric, note);
   }
-  void Progress(const std::string& workload, const std::string& what) const {
-    std::fprintf(stderr, "round %d  %-32s %-9s %s\n", round_, config_.label.c_str(),
-                 workload.c_str(), what.c_str());
+  void Progress(const std::string& what_ran, const std::string& what) const {
+    std::fprintf(stderr, "round %d  %-32s %-11s %s\n", round_, config_.label.c_str(),
+                 what_ran.c_str(), what.c_str());
   }
 
  private:
@@ -63,44 +79,53 @@ class RoundRecorder {
   std::vector<Sample>& samples_;
 };
 
-std::string Describe(const WorkloadResult& result, std::optional<double> cpu_per_op) {
+std::string Describe(const std::vector<Metric>& metrics) {
   std::string text;
-  for (const Metric& metric : result.metrics) {
+  for (const Metric& metric : metrics) {
     absl::StrAppendFormat(&text, "%s %.4g  ", metric.name, metric.value);
   }
-  if (cpu_per_op) absl::StrAppendFormat(&text, "daemon CPU %.3g us/op", *cpu_per_op);
   return text;
 }
 
-// One workload on a mounted config (pid > 0: the daemon whose CPU time it costs).
-void MeasureWorkload(const std::string& workload, const WorkloadTarget& target, pid_t pid,
+// One workload on a mounted config (pid > 0: the daemon whose CPU time and contention it costs).
+void MeasureWorkload(const WorkloadAt& at, const WorkloadTarget& target, pid_t pid,
                      RoundRecorder& recorder) {
-  const double cpu_before = pid > 0 ? ProcessCpuMicros(pid) : 0;
-  absl::StatusOr<WorkloadResult> result = RunWorkload(workload, target);
-  const double cpu_us = pid > 0 ? ProcessCpuMicros(pid) - cpu_before : 0;
+  std::optional<DaemonMeters> meters;
+  if (pid > 0) meters.emplace(pid);
+  absl::StatusOr<WorkloadResult> result = RunWorkload(at.workload, target);
+  if (meters) meters->Stop();
   if (!result.ok()) {
-    recorder.NoteWorkload(workload, ErrorNote(result.status()));
-    recorder.Progress(workload, ErrorNote(result.status()));
+    recorder.NoteWorkload(at, ErrorNote(result.status()));
+    recorder.Progress(at.Name(), ErrorNote(result.status()));
     return;
   }
-  for (const Metric& metric : result->metrics) recorder.Value(workload, metric.name, metric.value);
-  std::optional<double> cpu_per_op;
-  if (pid > 0 && result->operations > 0) {
-    cpu_per_op = cpu_us / result->operations;
-    recorder.Value(workload, kCpuMetric, *cpu_per_op);
+  std::vector<Metric> shown = result->metrics;
+  const bool per_op = meters && result->operations > 0;
+  if (per_op) {
+    for (const Metric& metric : meters->PerOperation(result->operations)) shown.push_back(metric);
   }
-  recorder.Progress(workload, Describe(*result, cpu_per_op));
+  for (const Metric& metric : shown) recorder.Value(at, metric.name, metric.value);
+  if (per_op) {
+    for (const std::string& metric : meters->Uncounted()) {
+      recorder.Note(at, metric, meters->WhyUncounted());
+    }
+  }
+  recorder.Progress(at.Name(), Describe(shown));
 }
 
-void RunWorkloads(const CompareOptions& options, const CompareConfig& config,
-                  const WorkloadTarget& target, pid_t pid, RoundRecorder& recorder) {
+void RunWorkloads(const CompareOptions& options, const CompareConfig& config, WorkloadTarget target,
+                  pid_t pid, RoundRecorder& recorder) {
   for (const std::string& workload : options.workloads) {
-    if (StopRequested()) return;
-    if (config.kind == CompareConfig::Kind::kFloor && !FloorServes(workload)) {
-      recorder.NoteWorkload(workload, "n/a");
-      continue;
+    for (const int threads : ThreadCounts(workload, options.threads)) {
+      if (StopRequested()) return;
+      const WorkloadAt at{workload, threads};
+      if (config.kind == CompareConfig::Kind::kFloor && !FloorServes(workload)) {
+        recorder.NoteWorkload(at, "n/a");
+        continue;
+      }
+      if (threads > 0) target.threads = threads;
+      MeasureWorkload(at, target, pid, recorder);
     }
-    MeasureWorkload(workload, target, pid, recorder);
   }
 }
 
@@ -113,9 +138,9 @@ struct Scratch {
 void RunConfigRound(const CompareOptions& options, const CompareConfig& config, int round,
                     int index, const Scratch& scratch, std::vector<Sample>& samples) {
   RoundRecorder recorder(round, config, samples);
-  absl::StatusOr<SourceTree> tree =
-      SourceTree::Create(scratch.source(), options.files, options.big_file_mib);
-  if (!tree.ok()) return recorder.NoteAll(options.workloads, ErrorNote(tree.status()));
+  absl::StatusOr<SourceTree> tree = SourceTree::Create(
+      scratch.source(), options.files, options.big_file_mib, options.threads.back());
+  if (!tree.ok()) return recorder.NoteAll(options, ErrorNote(tree.status()));
   WorkloadTarget target{scratch.source(),
                         scratch.source(),
                         options.files,
@@ -128,7 +153,7 @@ void RunConfigRound(const CompareOptions& options, const CompareConfig& config, 
   internal::UringSwitch uring;  // the machine's setting comes back when this config is done
   if (config.needs_uring_switch) {
     if (absl::Status on = uring.TurnOn(); !on.ok()) {
-      return recorder.NoteAll(options.workloads, ErrorNote(on));
+      return recorder.NoteAll(options, ErrorNote(on));
     }
   }
   const std::string log =
@@ -137,20 +162,20 @@ void RunConfigRound(const CompareOptions& options, const CompareConfig& config, 
       Substitute(config.argv, scratch.source(), scratch.mountpoint()), scratch.mountpoint(), log);
   if (!daemon.ok()) {
     recorder.Progress("mount", ErrorNote(daemon.status()));
-    return recorder.NoteAll(options.workloads, ErrorNote(daemon.status()));
+    return recorder.NoteAll(options, ErrorNote(daemon.status()));
   }
   target.root = scratch.mountpoint();
   RunWorkloads(options, config, target, daemon->pid(), recorder);
   if (std::optional<double> rss = PeakRssMib(daemon->pid())) {
-    recorder.Value(kDaemonWorkload, kRssMetric, *rss);
+    recorder.Value({kDaemonWorkload}, kRssMetric, *rss);
   } else {
-    recorder.Note(kDaemonWorkload, kRssMetric, "error: the daemon is gone");
+    recorder.Note({kDaemonWorkload}, kRssMetric, "error: the daemon is gone");
   }
   if (absl::Status stopped = daemon->Stop(); !stopped.ok()) {
     std::fprintf(stderr, "%s: %s\n", config.label.c_str(), std::string(stopped.message()).c_str());
-    recorder.Note(kDaemonWorkload, kCleanStopMetric, ErrorNote(stopped));
+    recorder.Note({kDaemonWorkload}, kCleanStopMetric, ErrorNote(stopped));
   } else {
-    recorder.Value(kDaemonWorkload, kCleanStopMetric, 1);
+    recorder.Value({kDaemonWorkload}, kCleanStopMetric, 1);
   }
 }
 

@@ -65,15 +65,15 @@ absl::Status MakeBigFile(const std::string& path, int mib) {
 
 std::string SmallFileName(int index) { return absl::StrFormat("f%06d", index); }
 
-absl::StatusOr<SourceTree> SourceTree::Create(const std::string& path, int files,
-                                              int big_file_mib) {
+absl::StatusOr<SourceTree> SourceTree::Create(const std::string& path, int files, int big_file_mib,
+                                              int create_dirs) {
   if (::mkdir(path.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, path);
   SourceTree tree(path);  // removed again should any step fail
   if (absl::Status made = MakeSmallFiles(path + "/" + kFilesDir, files); !made.ok()) return made;
   if (absl::Status made = MakeBigFile(path + "/" + kBigFile, big_file_mib); !made.ok()) {
     return made;
   }
-  for (int i = 0; i < kCreateThreads; ++i) {
+  for (int i = 0; i < create_dirs; ++i) {
     const std::string dir = absl::StrCat(path, "/", kCreateDirPrefix, i);
     if (::mkdir(dir.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, dir);
   }

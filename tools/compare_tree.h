@@ -3,7 +3,7 @@
 //   files/f000000 ...   --files small files of a few bytes, in one directory
 //   big                 --big-file-mib MiB of pseudo-random data (not zeros, which a filesystem
 //                       could store sparse), written through and synced
-//   create0/ create1/   one directory per create+unlink thread
+//   create0/ create1/   one directory per create+unlink thread, as many as the most threads
 #pragma once
 
 #include <string>
@@ -16,14 +16,14 @@ namespace ringfuse::tools {
 inline constexpr const char* kFilesDir = "files";
 inline constexpr const char* kBigFile = "big";
 inline constexpr const char* kCreateDirPrefix = "create";
-inline constexpr int kCreateThreads = 2;
 
 // The name of small file `index` in kFilesDir.
 std::string SmallFileName(int index);
 
 class SourceTree {
  public:
-  static absl::StatusOr<SourceTree> Create(const std::string& path, int files, int big_file_mib);
+  static absl::StatusOr<SourceTree> Create(const std::string& path, int files, int big_file_mib,
+                                           int create_dirs);
   SourceTree(SourceTree&& other) noexcept : path_(std::exchange(other.path_, "")) {}
   SourceTree& operator=(SourceTree&&) = delete;
   SourceTree(const SourceTree&) = delete;

@@ -102,10 +102,11 @@ std::vector<std::string> StatPaths(const WorkloadTarget& target) {
 
 absl::StatusOr<WorkloadResult> StatStorm(const WorkloadTarget& target) {
   const std::vector<std::string> paths = StatPaths(target);
-  constexpr int kThreads = 2;
+  const uint64_t threads = static_cast<uint64_t>(target.threads);
   const LoopOutcome outcome =
-      RunTimedLoops(kThreads, target.duration, [&](int thread, uint64_t i) -> absl::Status {
-        const std::string& path = paths[(i * kThreads + thread) % paths.size()];
+      RunTimedLoops(target.threads, target.duration, [&](int thread, uint64_t i) -> absl::Status {
+        const std::string& path =
+            paths[(i * threads + static_cast<uint64_t>(thread)) % paths.size()];
         struct stat st;
         if (::lstat(path.c_str(), &st) != 0) return internal::ErrnoStatus(errno, "lstat " + path);
         return absl::OkStatus();
@@ -117,7 +118,7 @@ absl::StatusOr<WorkloadResult> StatStorm(const WorkloadTarget& target) {
 
 absl::StatusOr<WorkloadResult> CreateUnlink(const WorkloadTarget& target) {
   const LoopOutcome outcome =
-      RunTimedLoops(kCreateThreads, target.duration, [&](int thread, uint64_t i) -> absl::Status {
+      RunTimedLoops(target.threads, target.duration, [&](int thread, uint64_t i) -> absl::Status {
         const std::string path = absl::StrCat(target.root, "/", kCreateDirPrefix, thread, "/c", i);
         const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
         if (fd < 0) return internal::ErrnoStatus(errno, "create " + path);
@@ -296,12 +297,13 @@ struct WorkloadSpec {
   Runner run;
   std::vector<std::string> metrics;
   bool on_floor;
+  bool takes_threads = false;
 };
 
 const std::map<std::string, WorkloadSpec>& Specs() {
   static const auto* specs = new std::map<std::string, WorkloadSpec>{
-      {"stat", {StatStorm, {"ops_per_s"}, true}},
-      {"create", {CreateUnlink, {"ops_per_s"}, false}},
+      {"stat", {StatStorm, {"ops_per_s"}, true, true}},
+      {"create", {CreateUnlink, {"ops_per_s"}, false, true}},
       {"readdir", {Readdir, {"passes_per_s"}, false}},
       {"null", {NullRoundTrip, {"p50_us", "p99_us", "p999_us", "ops_per_s"}, true}},
       {"randread", {RandomRead, {"iops_1job", "iops_2jobs"}, false}},
@@ -321,6 +323,11 @@ const std::vector<std::string>& WorkloadNames() {
 
 std::vector<std::string> WorkloadMetricNames(const std::string& workload) {
   return Specs().at(workload).metrics;
+}
+
+std::vector<int> ThreadCounts(const std::string& workload, const std::vector<int>& counts) {
+  if (Specs().at(workload).takes_threads) return counts;
+  return {0};
 }
 
 bool FloorServes(const std::string& workload) { return Specs().at(workload).on_floor; }

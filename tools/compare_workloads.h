@@ -1,8 +1,8 @@
 // The workloads of ringfuse-bench compare, run on a mounted config (or on the plain source tree
 // for `native`), each for a fixed time, each returning its metrics or the error that stopped it.
 //
-//   stat      2 threads lstat the --files small files round-robin         ops_per_s
-//   create    2 threads create+close+unlink in their own directory        ops_per_s (1 op = the
+//   stat      N threads lstat the --files small files round-robin         ops_per_s
+//   create    N threads create+close+unlink in their own directory        ops_per_s (1 op = the
 //                                                                         three calls)
 //   readdir   1 thread lists the small files' directory                   passes_per_s
 //   null      1 thread stat()s one file                                   p50_us p99_us p999_us
@@ -17,7 +17,8 @@
 // randread is written here rather than run with fio: 4 KiB preads at queue depth 1 need no
 // engine, the benchmark needs no extra package, and the daemon's CPU time is taken around
 // exactly the calls measured. The floor (the null filesystem, one file) serves only stat (of
-// its one file) and null.
+// its one file) and null. N is each of --threads in turn (default 2): stat and create are the
+// workloads whose scaling with client threads issue 21 asks about.
 #pragma once
 
 #include <string>
@@ -28,6 +29,8 @@
 
 namespace ringfuse::tools {
 
+inline constexpr int kDefaultClientThreads = 2;
+
 struct WorkloadTarget {
   std::string root;    // where the workload runs: the mountpoint, or the source tree (native)
   std::string source;  // the source tree, whose page cache seqread evicts
@@ -35,6 +38,7 @@ struct WorkloadTarget {
   int big_file_mib = 0;
   bool floor = false;  // the root is the null filesystem
   absl::Duration duration;
+  int threads = kDefaultClientThreads;  // of the workloads that take a count (stat, create)
 };
 
 struct Metric {
@@ -51,6 +55,9 @@ struct WorkloadResult {
 const std::vector<std::string>& WorkloadNames();
 // The metric names a workload reports, in order.
 std::vector<std::string> WorkloadMetricNames(const std::string& workload);
+// The client thread counts `workload` runs at: `counts` for stat and create, {0} (no choice
+// given) for the others.
+std::vector<int> ThreadCounts(const std::string& workload, const std::vector<int>& counts);
 // Whether the floor config can serve `workload`.
 bool FloorServes(const std::string& workload);
 
