@@ -17,6 +17,18 @@
 // fd until FORGET; pinned_count() says how many, and UnclosableBeyond names those for the daemon
 // to ask the kernel to forget (NOTIFY_PRUNE).
 //
+// Shared by every queue thread, so nothing on the request path takes a lock all of them share
+// (issue 21): nodes live in shards by node id, the node serving each backing inode in shards by
+// (st_dev, st_ino), each shard with its own reader-writer lock; finding an open node, counting a
+// lookup and marking a node used take the shard's reader lock only (the count is atomic; the
+// open-node budget is kept by CLOCK, one "used" bit per node, instead of one LRU list). Writes
+// (a new node, FORGET's last lookup, a reopen) lock one shard. Only what spans shards takes the
+// table's names lock: the names of nodes without a handle (so a daemon without
+// CAP_DAC_READ_SEARCH, or a backing filesystem without lasting handles, serializes those) and
+// the rare whole-table operations (a root switch, a handover's save and restore). Lock order:
+// tracking shard, names lock, backing shard, node shard; never two shards of one kind at once but
+// in a whole-table operation, in index order.
+//
 // Every access to the backing tree goes through these fds with *at() calls on single names
 // that may not be "", ".", ".." or contain '/', opened with O_NOFOLLOW: no path is ever
 // resolved from a string, so no name, symlink or rename race can lead outside SOURCE.
@@ -27,8 +39,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,6 +52,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/inode_handle.h"
+#include "daemon/striped_counter.h"
 #include "transport/fd.h"
 
 namespace ringfuse::daemon {
@@ -99,7 +112,8 @@ struct SavedTable {
 };
 
 // Told of every node the table makes, every change of its lookup count and its end, under the
-// table's lock (a kept daemon's node_journal.h).
+// writer lock of the node's shard, so that the changes of one node come in order (a kept
+// daemon's node_journal.h).
 class NodeRecorder {
  public:
   virtual ~NodeRecorder() = default;
@@ -188,7 +202,7 @@ class InodeTable {
   uint64_t LookupCount(uint64_t nodeid) const;
   size_t open_limit() const { return open_limit_; }
   // Nodes whose fd is open now, and those among them that cannot be closed until FORGET (this
-  // one without taking the lock: for a check on every lookup), the root included.
+  // one without taking a lock: for a check on every lookup), the root included.
   size_t open_count() const;
   size_t pinned_count() const;
   // The least recently used of the nodes only FORGET can close, beyond the `keep` used most
@@ -197,20 +211,48 @@ class InodeTable {
   std::vector<uint64_t> UnclosableBeyond(size_t keep);
 
  private:
+  static constexpr size_t kShards = 64;
+
   struct Entry {
     dev_t dev = 0;
     ino_t ino = 0;
     mode_t type = 0;     // S_IFMT bits: an inode number reused for another type is another node
     std::string handle;  // "": not reopenable by handle
     // Without a handle: the name it was last found by, under node `parent` (0: none known).
+    // Changed under names_mutex_ and the shard's lock, so either lock reads it.
     uint64_t parent = 0;
     std::string name;
-    size_t named_children = 0;             // nodes named under this one: it stays while any are
-    std::shared_ptr<const Inode> open;     // null while closed
-    std::list<uint64_t>::iterator recent;  // where in recent_ or pinned_ while open (not root)
-    uint64_t lookups = 0;
+    size_t named_children = 0;          // nodes named under this one: it stays while any are
+    std::shared_ptr<const Inode> open;  // null while closed
+    size_t slot = 0;                    // where in its shard's `open` or `pinned` while open
+    // Counted under the shard's reader lock (its writer lock when a recorder is told).
+    std::atomic<uint64_t> lookups{0};
+    // CLOCK's bit: used since the budget last looked at it.
+    mutable std::atomic<bool> used{true};
+    // A node only FORGET closes: when it was last used (a tick of use_ticks_), for
+    // UnclosableBeyond's least recently used first.
+    mutable std::atomic<uint64_t> last_use{0};
     bool recorded = false;  // by recorder_
     bool reopenable() const { return !handle.empty() || parent != 0; }
+  };
+  // Nodes by node id, with those of them open: the reopenable ones (CLOCK's ring: `hand` is
+  // where its sweep goes on) and those only FORGET closes.
+  struct alignas(64) Shard {
+    mutable absl::Mutex mutex;
+    absl::node_hash_map<uint64_t, Entry> nodes ABSL_GUARDED_BY(mutex);
+    std::vector<uint64_t> open ABSL_GUARDED_BY(mutex);
+    std::vector<uint64_t> pinned ABSL_GUARDED_BY(mutex);
+    size_t hand ABSL_GUARDED_BY(mutex) = 0;
+  };
+  // The node now serving each backing inode (an older node of a reused inode number may live on).
+  struct alignas(64) BackingShard {
+    mutable absl::Mutex mutex;
+    absl::flat_hash_map<std::pair<dev_t, ino_t>, uint64_t> nodeids ABSL_GUARDED_BY(mutex);
+  };
+  // The names looked up since the last root switch, while tracking.
+  struct alignas(64) TrackShard {
+    absl::Mutex mutex;
+    decltype(KernelCache::entries) entries ABSL_GUARDED_BY(mutex);
   };
   // What reopening a closed node needs, copied out of its entry.
   struct Closed {
@@ -221,98 +263,156 @@ class InodeTable {
     std::string handle;
     std::string name;
   };
-  // Fds the table let go of, closed once its lock is released.
+  // Fds the table let go of, closed once its locks are released.
   using Closing = std::vector<std::shared_ptr<const Inode>>;
+  // Every shard's lock and the names lock, in the lock order: for what spans the whole table.
+  class AllLocked {
+   public:
+    explicit AllLocked(const InodeTable& table) : table_(table) {
+      table_.names_mutex_.Lock();
+      for (BackingShard& shard : table_.backing_) shard.mutex.Lock();
+      for (Shard& shard : table_.shards_) shard.mutex.Lock();
+    }
+    ~AllLocked() {
+      for (Shard& shard : table_.shards_) shard.mutex.Unlock();
+      for (BackingShard& shard : table_.backing_) shard.mutex.Unlock();
+      table_.names_mutex_.Unlock();
+    }
+    AllLocked(const AllLocked&) = delete;
+    AllLocked& operator=(const AllLocked&) = delete;
+
+   private:
+    const InodeTable& table_;
+  };
+
+  Shard& ShardOf(uint64_t nodeid) const { return shards_[nodeid % kShards]; }
+  BackingShard& BackingOf(dev_t dev, ino_t ino) const;
+  TrackShard& TrackOf(uint64_t parent, std::string_view name);
+  // The entry of `nodeid` in `shard`, or null.
+  static Entry* Find(Shard& shard, uint64_t nodeid) ABSL_SHARED_LOCKS_REQUIRED(shard.mutex);
 
   // Node 1 serves the directory `root` from now on.
-  void ServeAsRoot(internal::UniqueFd root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // A new node for the backing inode of `path`, whose attributes are in found.attr and whose
-  // handle is `handle` ("": reopened by `name` under `parent`, or kept open if `parent` is 0);
-  // one lookup.
-  void AddNode(internal::UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
-               Found& found, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void ServeAsRoot(internal::UniqueFd root);
   // Counts a lookup and, when tracking, notes its name; false if the parent is forgotten.
-  // `names_moved`: names_moved_ now.
-  bool Begin(uint64_t parent, std::string_view name, uint64_t& names_moved);
-  // For a lookup whose stat found `found.attr`: a node open for that inode, counted as looked up
-  // and named `name` in `parent`, into `found.inode`; false if there is none.
-  bool FoundOpen(uint64_t parent, std::string_view name, uint64_t names_moved, Found& found);
+  bool Begin(uint64_t parent, std::string_view name);
+  // For a lookup whose stat found `found.attr`: a node open for that inode, counted as looked up,
+  // into `found.inode`; false if there is none. `unnamed`: the node has no handle, so it is to be
+  // named `name` in `parent` (NameFound).
+  bool FoundOpen(Found& found, bool& unnamed);
+  // For a lookup that opened `path`: the node serving its inode, counted, or a new node.
+  void FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
+                    std::string_view name, Found& found, bool& unnamed);
+  // Counts one more lookup of the entry, telling the recorder.
+  void CountLookup(uint64_t nodeid, Entry& entry);
+  // A new node for the backing inode of `path` (its attributes in found.attr, its handle
+  // `handle`); one lookup. The caller holds the backing inode's shard.
+  void AddNode(internal::UniqueFd path, std::string handle, Found& found);
+  // After a lookup of a node without a handle: names it `name` in `parent`, unless names moved
+  // since the lookup began (`names_moved`).
+  void NameFound(uint64_t nodeid, uint64_t parent, std::string_view name, uint64_t names_moved);
   // Whether the node `entry` is the inode a lookup of `name` in `parent` found (`attr`, `handle`).
-  bool SameInode(const Entry& entry, const std::string& handle, const struct stat& attr,
-                 uint64_t parent, std::string_view name) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  void Track(uint64_t parent, std::string_view name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Makes `inode` the entry's open fd, the most recently used; what must close goes to `closing`
-  // (closed after the lock is let go).
-  void Install(Entry& entry, std::shared_ptr<const Inode> inode, Closing& closing)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // The list of open nodes `entry` is on while open: recent_ or pinned_.
-  std::list<uint64_t>& ListOf(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    return entry.reopenable() ? recent_ : pinned_;
-  }
-  // Puts an open entry on the list it belongs on, as the most recently used.
-  void List(uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  void Unlist(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Marks an open node as the most recently used.
-  void Touch(uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Closes the least recently used reopenable nodes beyond open_limit_.
-  void CloseBeyondLimit(Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  static bool SameInode(const Entry& entry, const std::string& handle, const struct stat& attr,
+                        uint64_t parent, std::string_view name);
+
+  // A handover's restore (inode_table_handover.cc), with every lock held: drops every node,
+  // then adds the saved ones, opening those in `open`.
+  void Clear(Closing& closing);
+  void RestoreNodes(const std::vector<SavedNode>& nodes,
+                    absl::flat_hash_map<uint64_t, internal::UniqueFd>& open);
+
+  // The open-node budget (inode_table_budget.cc).
+  // Makes `inode` the entry's open fd, marked used.
+  void Install(Shard& shard, Entry& entry, std::shared_ptr<const Inode> inode)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Puts an open entry on the list it belongs on (or takes it off).
+  void List(Shard& shard, uint64_t nodeid, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  void Unlist(Shard& shard, Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Takes the entry's open fd out of the table (into `closing`).
-  void Close(Entry& entry, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Close(Shard& shard, Entry& entry, Closing& closing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Marks an open node used now.
+  void Touch(const Entry& entry) const;
+  // Closes reopenable nodes CLOCK finds unused until at most open_limit_ are open; call with no
+  // lock held.
+  void CloseBeyondLimit();
+  // One CLOCK sweep over a shard: closes the first node not used since the last sweep, clearing
+  // the bits it passes; false when every node was used (or there is none).
+  bool CloseOneUnused(Shard& shard, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+
+  // Names of nodes without a handle (inode_table_names.cc), under names_mutex_.
   // Gives a node without a handle the name `name` under `parent` (taking it from any other node).
-  void Name(uint64_t nodeid, Entry& entry, uint64_t parent, std::string_view name)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Name(uint64_t nodeid, uint64_t parent, std::string_view name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
   // Takes the node's name away; its parent goes too if forgotten with no other name under it.
   // A closed node left with no way back gets `held`, if that is its fd, as its open one.
-  void Unname(uint64_t nodeid, Entry& entry, const std::shared_ptr<const Inode>& held = nullptr)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  bool IsAbove(uint64_t nodeid, uint64_t parent) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void Unname(uint64_t nodeid, const std::shared_ptr<const Inode>& held = nullptr)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
+  // Sets the entry's name (parent 0: none), moving it between its shard's lists while open;
+  // returns its old one. False, changing nothing, if the node is gone.
+  bool SetName(uint64_t nodeid, uint64_t parent, std::string name,
+               std::pair<uint64_t, std::string>& old) ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
+  // Counts one more name under `parent`; false if it is gone.
+  bool AddChild(uint64_t parent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
+  bool IsAbove(uint64_t nodeid, uint64_t parent) const ABSL_SHARED_LOCKS_REQUIRED(names_mutex_);
   // At a root switch, before it: keeps the old root open for the names under it.
-  void KeepOldRootForItsNames() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Takes `name` from those under `parent`; returns whether the parent is to be dropped now (the
-  // kernel forgot it and it has no names under it left).
-  bool LeaveParent(uint64_t parent, const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  void DropUnderLock(uint64_t nodeid) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Tells recorder_ of the entry's lookup count.
-  void Count(uint64_t nodeid, const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
-    if (entry.recorded) recorder_->Counted(nodeid, entry.lookups);
-  }
+  void KeepOldRootForItsNames() ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
+  // Takes `name` from those under `parent`, dropping the parent if the kernel forgot it and no
+  // name is left under it, then each parent kept only for it.
+  void LeaveParent(uint64_t parent, const std::string& name, Closing& closing)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
   // The node `name` in `parent` names, or 0.
   uint64_t NodeIdNamed(uint64_t parent, std::string_view name) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // Drops a node the kernel has forgotten and nothing is named under, then each parent that
-  // was kept only for it; open fds go to `closing`.
-  void Drop(uint64_t nodeid, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+      ABSL_SHARED_LOCKS_REQUIRED(names_mutex_);
+  // FORGET of a node that has a name or names under it.
+  void ForgetNamed(uint64_t nodeid, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
+
+  // Drops the node if the kernel has forgotten it and nothing is named under it, and, unless
+  // `named_too` (under names_mutex_), it has no name; its name, to leave its parent, goes to
+  // `name`, its fd to `closing`.
+  enum Dropped { kDropped, kKept, kNamed };
+  Dropped DropIfUnused(uint64_t nodeid, bool named_too, Closing& closing,
+                       std::pair<uint64_t, std::string>* name = nullptr);
+  // Tells recorder_ of the entry's lookup count.
+  void Count(uint64_t nodeid, const Entry& entry) const {
+    if (entry.recorded) {
+      recorder_.load(std::memory_order_relaxed)->Counted(nodeid, entry.lookups.load());
+    }
+  }
   // One walk of Get; `names_moved`: names_moved_ when the chain was read.
   std::shared_ptr<const Inode> WalkAndReopen(uint64_t nodeid, uint64_t& names_moved);
+  // The chain of closed nodes from `nodeid` up to one that is open (into `top`) or has a handle,
+  // or false (errno ESTALE) when a node of it is gone or cannot be reopened.
+  bool ClosedChain(uint64_t nodeid, std::vector<Closed>& chain, std::shared_ptr<const Inode>& top)
+      ABSL_SHARED_LOCKS_REQUIRED(names_mutex_);
   // Opens a closed node again, by its handle or else by its name under `parent`, checking that
   // it still reaches (dev, ino).
   std::shared_ptr<const Inode> Reopen(const Closed& closed, const Inode* parent);
 
   InodeHandles handles_;
   const size_t open_limit_;
-  mutable absl::Mutex mutex_;
-  // A node hash map: entries are referred to across the inserts and erases of other nodes.
-  absl::node_hash_map<uint64_t, Entry> by_nodeid_ ABSL_GUARDED_BY(mutex_);
+  mutable Shard shards_[kShards];
+  mutable BackingShard backing_[kShards];
+  TrackShard tracked_[kShards];
+  mutable absl::Mutex names_mutex_;
   // Each name of a node without a handle (Entry::parent, Entry::name), to find it at a rename.
-  absl::flat_hash_map<std::pair<uint64_t, std::string>, uint64_t> by_name_ ABSL_GUARDED_BY(mutex_);
-  // The node now serving each backing inode (an older node of a reused inode number may live on).
-  // A hash map: every lookup asks it, and a handover's save and restore once per node (as a
-  // tree it was most of their cost, 0.7 us per node).
-  absl::flat_hash_map<std::pair<dev_t, ino_t>, uint64_t> by_backing_ ABSL_GUARDED_BY(mutex_);
-  // Open nodes but the root, newest first: those a handle reopens, and those only FORGET closes.
-  std::list<uint64_t> recent_ ABSL_GUARDED_BY(mutex_);
-  std::list<uint64_t> pinned_ ABSL_GUARDED_BY(mutex_);
-  std::atomic<size_t> pinned_size_{0};  // pinned_.size(), for a look without the lock
-  uint64_t next_nodeid_ ABSL_GUARDED_BY(mutex_) = kRootNodeId + 1;
+  absl::flat_hash_map<std::pair<uint64_t, std::string>, uint64_t> by_name_
+      ABSL_GUARDED_BY(names_mutex_);
+  std::atomic<bool> names_given_{false};  // by_name_ is not empty, for a look without the lock
   // Counts the names taken from or moved off nodes: a walk or lookup that read a name before
   // can tell it may be stale.
-  uint64_t names_moved_ ABSL_GUARDED_BY(mutex_) = 0;
-  size_t tracked_entries_limit_ ABSL_GUARDED_BY(mutex_) = 0;  // 0: not tracking
-  bool entries_complete_ ABSL_GUARDED_BY(mutex_) = true;
-  decltype(KernelCache::entries) entries_ ABSL_GUARDED_BY(mutex_);
-  uint64_t lookups_served_ ABSL_GUARDED_BY(mutex_) = 0;
-  NodeRecorder* recorder_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  std::atomic<uint64_t> names_moved_{0};
+  std::atomic<uint64_t> next_nodeid_{kRootNodeId + 1};
+  std::atomic<size_t> open_count_{0};    // reopenable nodes open, in every shard's `open`
+  std::atomic<size_t> pinned_count_{0};  // in every shard's `pinned`
+  std::atomic<size_t> evict_hand_{0};    // the shard CLOCK looks at next
+  mutable std::atomic<uint64_t> use_ticks_{0};  // Entry::last_use's clock
+  // Tracking: 0, or at most this many names between two switches.
+  std::atomic<size_t> tracked_entries_limit_{0};
+  std::atomic<size_t> tracked_count_{0};
+  std::atomic<bool> entries_complete_{true};
+  StripedCounter lookups_served_;
+  // Set with every shard locked, so that holding any one shard's lock reads it.
+  std::atomic<NodeRecorder*> recorder_{nullptr};
 };
 
 // Whether `name` is a single path component the daemon may open under a directory fd.

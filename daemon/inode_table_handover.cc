@@ -58,31 +58,35 @@ absl::Status CheckNodes(const SavedTable& saved) {
 }  // namespace
 
 SavedTable InodeTable::Save() const {
-  absl::MutexLock lock(&mutex_);
+  AllLocked lock(*this);
   SavedTable saved;
-  saved.nodes.reserve(by_nodeid_.size());
-  for (const auto& [nodeid, entry] : by_nodeid_) {
-    auto serving = by_backing_.find({entry.dev, entry.ino});
-    const bool unclosable = nodeid == kRootNodeId || !entry.reopenable();
-    saved.nodes.push_back(SavedNode{
-        .nodeid = nodeid,
-        .dev = entry.dev,
-        .ino = entry.ino,
-        .type = entry.type,
-        .handle = entry.handle,
-        .parent = entry.parent,
-        .name = entry.name,
-        .lookups = entry.lookups,
-        .serves_backing = serving != by_backing_.end() && serving->second == nodeid,
-        .fd = unclosable && entry.open != nullptr ? entry.open->path.get() : -1,
-    });
+  for (const Shard& shard : shards_) {
+    for (const auto& [nodeid, entry] : shard.nodes) {
+      const auto& serving_shard = BackingOf(entry.dev, entry.ino).nodeids;
+      auto serving = serving_shard.find({entry.dev, entry.ino});
+      const bool unclosable = nodeid == kRootNodeId || !entry.reopenable();
+      saved.nodes.push_back(SavedNode{
+          .nodeid = nodeid,
+          .dev = entry.dev,
+          .ino = entry.ino,
+          .type = entry.type,
+          .handle = entry.handle,
+          .parent = entry.parent,
+          .name = entry.name,
+          .lookups = entry.lookups.load(),
+          .serves_backing = serving != serving_shard.end() && serving->second == nodeid,
+          .fd = unclosable && entry.open != nullptr ? entry.open->path.get() : -1,
+      });
+    }
   }
-  saved.next_nodeid = next_nodeid_;
-  saved.names_moved = names_moved_;
-  saved.lookups_served = lookups_served_;
-  saved.tracked_entries_limit = tracked_entries_limit_;
-  saved.entries_complete = entries_complete_;
-  saved.entries.assign(entries_.begin(), entries_.end());
+  saved.next_nodeid = next_nodeid_.load();
+  saved.names_moved = names_moved_.load();
+  saved.lookups_served = lookups_served_.Sum();
+  saved.tracked_entries_limit = tracked_entries_limit_.load();
+  saved.entries_complete = entries_complete_.load();
+  for (const TrackShard& shard : tracked_) {
+    saved.entries.insert(saved.entries.end(), shard.entries.begin(), shard.entries.end());
+  }
   saved.handle_mounts = handles_.Mounts();
   return saved;
 }
@@ -110,56 +114,75 @@ absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<internal::
   }
   for (auto& [mount_id, directory] : mounts) handles_.AdoptMount(mount_id, std::move(directory));
   Closing closing;  // the root this table was made with
-  absl::MutexLock lock(&mutex_);
-  for (auto& [nodeid, entry] : by_nodeid_) {
-    if (entry.open != nullptr) closing.push_back(std::move(entry.open));
+  AllLocked lock(*this);
+  Clear(closing);
+  RestoreNodes(saved.nodes, open);
+  next_nodeid_ = saved.next_nodeid;
+  names_moved_ = saved.names_moved;
+  lookups_served_.Reset(saved.lookups_served);
+  tracked_entries_limit_ = saved.tracked_entries_limit;
+  entries_complete_ = saved.entries_complete;
+  for (const auto& entry : saved.entries) TrackOf(entry.first, entry.second).entries.insert(entry);
+  tracked_count_ = saved.entries.size();
+  return absl::OkStatus();
+}
+
+// With every lock held.
+void InodeTable::Clear(Closing& closing) {
+  for (Shard& shard : shards_) {
+    for (auto& [nodeid, entry] : shard.nodes) {
+      if (entry.open != nullptr) closing.push_back(std::move(entry.open));
+    }
+    shard.nodes.clear();
+    shard.open.clear();
+    shard.pinned.clear();
+    shard.hand = 0;
   }
-  by_nodeid_.clear();
+  for (BackingShard& shard : backing_) shard.nodeids.clear();
+  for (TrackShard& shard : tracked_) shard.entries.clear();
   by_name_.clear();
-  by_backing_.clear();
-  recent_.clear();
-  pinned_.clear();
-  by_nodeid_.reserve(saved.nodes.size());
-  by_backing_.reserve(saved.nodes.size());
-  for (const SavedNode& node : saved.nodes) {
-    Entry& entry = by_nodeid_[node.nodeid];
+  open_count_ = 0;
+  pinned_count_ = 0;
+}
+
+// With every lock held: the nodes, their names, then their fds.
+void InodeTable::RestoreNodes(const std::vector<SavedNode>& nodes,
+                              absl::flat_hash_map<uint64_t, internal::UniqueFd>& open) {
+  for (const SavedNode& node : nodes) {
+    Entry& entry = ShardOf(node.nodeid).nodes[node.nodeid];
     entry.dev = node.dev;
     entry.ino = node.ino;
     entry.type = node.type;
     entry.handle = node.handle;
     entry.lookups = node.lookups;
-    if (node.serves_backing) by_backing_[{node.dev, node.ino}] = node.nodeid;
+    if (node.serves_backing)
+      BackingOf(node.dev, node.ino).nodeids[{node.dev, node.ino}] = node.nodeid;
   }
-  for (const SavedNode& node : saved.nodes) {
+  for (const SavedNode& node : nodes) {
     if (node.parent == 0) continue;
-    Entry& entry = by_nodeid_[node.nodeid];
+    Entry& entry = *Find(ShardOf(node.nodeid), node.nodeid);
     entry.parent = node.parent;
     entry.name = node.name;
     by_name_[{node.parent, node.name}] = node.nodeid;
-    ++by_nodeid_[node.parent].named_children;
+    ++Find(ShardOf(node.parent), node.parent)->named_children;
   }
+  names_given_ = !by_name_.empty();
   for (auto& [nodeid, fd] : open) {
-    Entry& entry = by_nodeid_[nodeid];
-    Install(entry, std::make_shared<Inode>(Inode{nodeid, entry.dev, entry.ino, std::move(fd)}),
-            closing);
+    Shard& shard = ShardOf(nodeid);
+    Entry& entry = *Find(shard, nodeid);
+    Install(shard, entry,
+            std::make_shared<Inode>(Inode{nodeid, entry.dev, entry.ino, std::move(fd)}));
   }
-  next_nodeid_ = saved.next_nodeid;
-  names_moved_ = saved.names_moved;
-  lookups_served_ = saved.lookups_served;
-  tracked_entries_limit_ = saved.tracked_entries_limit;
-  entries_complete_ = saved.entries_complete;
-  entries_.clear();
-  entries_.insert(saved.entries.begin(), saved.entries.end());
-  return absl::OkStatus();
 }
 
 void InodeTable::GiveNodeIdsFrom(uint64_t first) {
-  absl::MutexLock lock(&mutex_);
-  next_nodeid_ = std::max(next_nodeid_, first);
+  uint64_t next = next_nodeid_.load();
+  while (next < first && !next_nodeid_.compare_exchange_weak(next, first)) {
+  }
 }
 
 void InodeTable::RecordNodesIn(NodeRecorder* recorder) {
-  absl::MutexLock lock(&mutex_);
+  AllLocked lock(*this);
   recorder_ = recorder;
 }
 
@@ -169,8 +192,8 @@ absl::Status InodeTable::RestoreRecorded(std::vector<SavedNode> nodes) {
   SavedTable saved;
   std::vector<internal::UniqueFd> fds;
   {
-    absl::MutexLock lock(&mutex_);
-    const Entry& root = by_nodeid_[kRootNodeId];
+    AllLocked lock(*this);
+    const Entry& root = *Find(ShardOf(kRootNodeId), kRootNodeId);
     fds.emplace_back(::fcntl(root.open->path.get(), F_DUPFD_CLOEXEC, 0));
     if (!fds.back().valid()) return absl::InternalError("cannot duplicate the root's fd");
     SavedNode& saved_root = saved.nodes.emplace_back();
@@ -181,8 +204,8 @@ absl::Status InodeTable::RestoreRecorded(std::vector<SavedNode> nodes) {
     saved_root.lookups = 1;
     saved_root.serves_backing = true;
     saved_root.fd = 0;
-    saved.next_nodeid = next_nodeid_;
-    saved.lookups_served = lookups_served_;
+    saved.next_nodeid = next_nodeid_.load();
+    saved.lookups_served = lookups_served_.Sum();
   }
   absl::flat_hash_map<std::pair<dev_t, ino_t>, size_t> newest;
   for (SavedNode& node : nodes) {
@@ -200,8 +223,10 @@ absl::Status InodeTable::RestoreRecorded(std::vector<SavedNode> nodes) {
     saved.nodes.push_back(std::move(node));
   }
   if (absl::Status restored = Restore(saved, fds); !restored.ok()) return restored;
-  absl::MutexLock lock(&mutex_);
-  for (auto& [nodeid, entry] : by_nodeid_) entry.recorded = nodeid != kRootNodeId;
+  AllLocked lock(*this);
+  for (Shard& shard : shards_) {
+    for (auto& [nodeid, entry] : shard.nodes) entry.recorded = nodeid != kRootNodeId;
+  }
   return absl::OkStatus();
 }
 
