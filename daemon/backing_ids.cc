@@ -9,8 +9,9 @@ namespace ringfuse::daemon {
 
 absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, int handle_fd,
                                             dev_t dev, ino_t ino, bool writes) {
-  absl::MutexLock lock(&mutex_);
-  if (auto known = shared_.find({dev, ino}); known != shared_.end()) {
+  Shard& shard = ShardOf(dev, ino);
+  absl::MutexLock lock(&shard.mutex);
+  if (auto known = shard.shared.find({dev, ino}); known != shard.shared.end()) {
     if (writes && !known->second.writable) {
       return absl::FailedPreconditionError("the shared backing file is read-only");
     }
@@ -32,23 +33,26 @@ absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, i
   // Not FailedPrecondition, which is the answer for a read-only shared file alone.
   if (!registered.ok()) return absl::UnavailableError(registered.status().message());
   const int32_t id = registered->id();
-  shared_[{dev, ino}] = Shared{std::move(*registered), writable, 1};
+  shard.shared[{dev, ino}] = Shared{std::move(*registered), writable, 1};
   return id;
 }
 
 void BackingIds::Release(dev_t dev, ino_t ino) {
-  absl::MutexLock lock(&mutex_);
-  auto known = shared_.find({dev, ino});
-  if (known == shared_.end() || --known->second.opens > 0) return;
-  shared_.erase(known);  // its BackingFile closes the registration
+  Shard& shard = ShardOf(dev, ino);
+  absl::MutexLock lock(&shard.mutex);
+  auto known = shard.shared.find({dev, ino});
+  if (known == shard.shared.end() || --known->second.opens > 0) return;
+  shard.shared.erase(known);  // its BackingFile closes the registration
 }
 
 std::vector<BackingIds::Saved> BackingIds::Save() {
-  absl::MutexLock lock(&mutex_);
   std::vector<Saved> saved;
-  for (const auto& [inode, shared] : shared_) {
-    saved.push_back(
-        Saved{inode.first, inode.second, shared.backing.id(), shared.writable, shared.opens});
+  for (Shard& shard : shards_) {
+    absl::MutexLock lock(&shard.mutex);
+    for (const auto& [inode, shared] : shard.shared) {
+      saved.push_back(
+          Saved{inode.first, inode.second, shared.backing.id(), shared.writable, shared.opens});
+    }
   }
   return saved;
 }
@@ -64,11 +68,12 @@ absl::Status BackingIds::Restore(const BackingFiles& backing_files,
           "a handed-over backing id is negative, shared by no open, or given twice");
     }
   }
-  absl::MutexLock lock(&mutex_);
   for (const Saved& one : saved) {
     absl::StatusOr<BackingFile> adopted = backing_files.Adopt(one.id);
     if (!adopted.ok()) return adopted.status();  // not bound: the first fails, none adopted
-    shared_[{one.dev, one.ino}] = Shared{std::move(*adopted), one.writable, one.opens};
+    Shard& shard = ShardOf(one.dev, one.ino);
+    absl::MutexLock lock(&shard.mutex);
+    shard.shared[{one.dev, one.ino}] = Shared{std::move(*adopted), one.writable, one.opens};
   }
   return absl::OkStatus();
 }

@@ -61,9 +61,18 @@ class BackingIds {
     uint32_t opens;
   };
 
+  // Sharded by inode, so that opens of different files on different queue threads lock
+  // different shards (issue 21); a registration is made under its shard's lock, so that two
+  // opens of one inode share it.
+  static constexpr size_t kShards = 64;
+  struct alignas(64) Shard {
+    absl::Mutex mutex;
+    std::map<std::pair<dev_t, ino_t>, Shared> shared ABSL_GUARDED_BY(mutex);
+  };
+  Shard& ShardOf(dev_t dev, ino_t ino) { return shards_[(ino ^ dev) % kShards]; }
+
   const bool read_only_;
-  absl::Mutex mutex_;
-  std::map<std::pair<dev_t, ino_t>, Shared> shared_ ABSL_GUARDED_BY(mutex_);
+  Shard shards_[kShards];
 };
 
 }  // namespace ringfuse::daemon

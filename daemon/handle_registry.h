@@ -29,54 +29,73 @@ inline void GiveFhAbove(uint64_t last) {
   }
 }
 
+// Sharded by fh, so that the opens, reads and releases of different files on different queue
+// threads lock different shards (issue 21): fh values are given out in turn, so neighbouring
+// opens land in neighbouring shards.
 template <typename Handle>
 class HandleRegistry {
  public:
   uint64_t Add(std::unique_ptr<Handle> handle) {
     const uint64_t fh = last_fh_given.fetch_add(1, std::memory_order_relaxed) + 1;
-    absl::MutexLock lock(&mutex_);
-    owned_.emplace(fh, std::move(handle));
+    Shard& shard = ShardOf(fh);
+    absl::MutexLock lock(&shard.mutex);
+    shard.owned.emplace(fh, std::move(handle));
     return fh;
   }
 
   // The handle `fh` names; null for an fh this registry never gave or has taken back.
   std::shared_ptr<Handle> Find(uint64_t fh) const {
-    absl::ReaderMutexLock lock(&mutex_);
-    auto known = owned_.find(fh);
-    return known == owned_.end() ? nullptr : known->second;
+    Shard& shard = ShardOf(fh);
+    absl::ReaderMutexLock lock(&shard.mutex);
+    auto known = shard.owned.find(fh);
+    return known == shard.owned.end() ? nullptr : known->second;
   }
 
   // Takes the handle back at release; null as Find. It is freed when the last request using it
   // is done.
   std::shared_ptr<Handle> Take(uint64_t fh) {
-    absl::MutexLock lock(&mutex_);
-    auto node = owned_.extract(fh);
+    Shard& shard = ShardOf(fh);
+    absl::MutexLock lock(&shard.mutex);
+    auto node = shard.owned.extract(fh);
     return node.empty() ? nullptr : std::move(node.mapped());
   }
 
   // For a handover, with no request in progress: `visit(fh, handle)` for each handle held.
   template <typename Visit>
   void ForEach(Visit visit) const {
-    absl::ReaderMutexLock lock(&mutex_);
-    for (const auto& [fh, handle] : owned_) visit(fh, *handle);
+    for (Shard& shard : shards_) {
+      absl::ReaderMutexLock lock(&shard.mutex);
+      for (const auto& [fh, handle] : shard.owned) visit(fh, *handle);
+    }
   }
   // Holds `handle` under the fh a previous daemon gave it, which no later Add gives again;
   // false if `fh` is 0 or held already.
   bool Restore(uint64_t fh, std::unique_ptr<Handle> handle) {
     if (fh == 0) return false;
     GiveFhAbove(fh);
-    absl::MutexLock lock(&mutex_);
-    return owned_.emplace(fh, std::move(handle)).second;
+    Shard& shard = ShardOf(fh);
+    absl::MutexLock lock(&shard.mutex);
+    return shard.owned.emplace(fh, std::move(handle)).second;
   }
 
   size_t size() const {
-    absl::ReaderMutexLock lock(&mutex_);
-    return owned_.size();
+    size_t size = 0;
+    for (Shard& shard : shards_) {
+      absl::ReaderMutexLock lock(&shard.mutex);
+      size += shard.owned.size();
+    }
+    return size;
   }
 
  private:
-  mutable absl::Mutex mutex_;
-  absl::flat_hash_map<uint64_t, std::shared_ptr<Handle>> owned_ ABSL_GUARDED_BY(mutex_);
+  static constexpr size_t kShards = 64;
+  struct alignas(64) Shard {
+    mutable absl::Mutex mutex;
+    absl::flat_hash_map<uint64_t, std::shared_ptr<Handle>> owned ABSL_GUARDED_BY(mutex);
+  };
+  Shard& ShardOf(uint64_t fh) const { return shards_[fh % kShards]; }
+
+  mutable Shard shards_[kShards];
 };
 
 }  // namespace ringfuse::daemon

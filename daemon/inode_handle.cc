@@ -43,6 +43,10 @@ bool HandlesOutliveTheCache(int fd) {
 }  // namespace
 
 InodeHandles::InodeHandles(int root) {
+  {
+    absl::MutexLock lock(&mutex_);
+    mounts_ = snapshots_.emplace_back(std::make_unique<MountFds>()).get();
+  }
   const std::string handle = HandleOf(root);
   if (handle.empty()) return;
   const internal::UniqueFd probe = Open(handle);
@@ -61,21 +65,17 @@ std::string InodeHandles::HandleOf(int fd) {
   return handle;
 }
 
-// Every lookup asks, so the answer for a known mount is read under the shared lock alone.
+// Every new node asks, so the answer for a known mount is read without a lock.
 bool InodeHandles::MountServes(int mount_id, int fd) {
-  {
-    absl::ReaderMutexLock lock(&mutex_);
-    if (auto mount = mounts_.find(mount_id); mount != mounts_.end()) return mount->second.valid();
-  }
+  if (auto mount = mounts().find(mount_id); mount != mounts().end()) return mount->second >= 0;
   absl::MutexLock lock(&mutex_);
-  if (auto mount = mounts_.find(mount_id); mount != mounts_.end()) return mount->second.valid();
+  if (auto mount = mounts().find(mount_id); mount != mounts().end()) return mount->second >= 0;
   return KnowMount(mount_id, fd);
 }
 
 bool InodeHandles::KnowMount(int mount_id, int fd) {
   if (!HandlesOutliveTheCache(fd)) {
-    mounts_.emplace(mount_id,
-                    internal::UniqueFd());  // for good: no node of this mount is reopenable
+    AddMount(mount_id, internal::UniqueFd());  // for good: no node of this mount is reopenable
     return false;
   }
   // The first inode met on a mount is its top directory, reached by a lookup that crossed the
@@ -84,8 +84,15 @@ bool InodeHandles::KnowMount(int mount_id, int fd) {
   if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
   internal::UniqueFd directory(Reopen(fd, O_RDONLY | O_DIRECTORY));
   if (!directory.valid()) return false;
-  mounts_.emplace(mount_id, std::move(directory));
+  AddMount(mount_id, std::move(directory));
   return true;
+}
+
+void InodeHandles::AddMount(int mount_id, internal::UniqueFd directory) {
+  auto next = std::make_unique<MountFds>(mounts());
+  next->emplace(mount_id, directory.get());
+  if (directory.valid()) directories_.push_back(std::move(directory));
+  mounts_.store(snapshots_.emplace_back(std::move(next)).get(), std::memory_order_release);
 }
 
 internal::UniqueFd InodeHandles::Open(std::string_view handle) const {
@@ -99,12 +106,8 @@ internal::UniqueFd InodeHandles::Open(std::string_view handle) const {
   buffer.header.handle_type = header.type;
   buffer.header.handle_bytes = static_cast<unsigned>(handle.size() - sizeof(header));
   std::memcpy(buffer.header.f_handle, handle.data() + sizeof(header), buffer.header.handle_bytes);
-  int mount_fd = -1;
-  {
-    absl::ReaderMutexLock lock(&mutex_);
-    auto mount = mounts_.find(header.mount_id);
-    if (mount != mounts_.end()) mount_fd = mount->second.get();
-  }
+  auto mount = mounts().find(header.mount_id);
+  const int mount_fd = mount == mounts().end() ? -1 : mount->second;
   if (mount_fd < 0) {
     errno = ESTALE;
     return internal::UniqueFd();
@@ -114,16 +117,13 @@ internal::UniqueFd InodeHandles::Open(std::string_view handle) const {
 }
 
 std::vector<std::pair<int, int>> InodeHandles::Mounts() const {
-  absl::ReaderMutexLock lock(&mutex_);
-  std::vector<std::pair<int, int>> mounts;
-  for (const auto& [mount_id, directory] : mounts_) mounts.emplace_back(mount_id, directory.get());
-  return mounts;
+  return std::vector<std::pair<int, int>>(mounts().begin(), mounts().end());
 }
 
 // What this process learned itself stays: it is the same mount.
 void InodeHandles::AdoptMount(int mount_id, internal::UniqueFd directory) {
   absl::MutexLock lock(&mutex_);
-  mounts_.try_emplace(mount_id, std::move(directory));
+  if (!mounts().contains(mount_id)) AddMount(mount_id, std::move(directory));
 }
 
 }  // namespace ringfuse::daemon

@@ -7,6 +7,8 @@
 // by name (inode_table.h).
 #pragma once
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +41,11 @@ class InodeHandles {
   void AdoptMount(int mount_id, internal::UniqueFd directory);
 
  private:
+  // The mounts learned, as a snapshot that is replaced, never changed: every lookup and reopen
+  // reads it without a lock (issue 21), and a mount is learned once. Each mount's fd to use with
+  // open_by_handle_at, or -1 for a mount whose handles do not outlive its inode cache.
+  using MountFds = absl::flat_hash_map<int, int>;
+
   // Whether handles of the mount `mount_id` (where `fd` is) can be opened, learning it the first
   // time.
   bool MountServes(int mount_id, int fd);
@@ -46,11 +53,16 @@ class InodeHandles {
   // filesystem cannot reopen what it evicted; false if `fd` cannot serve for either reason, or
   // (for now: a later lookup may meet the mount's top directory) because it is not a directory.
   bool KnowMount(int mount_id, int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Publishes a snapshot with `mount_id` added.
+  void AddMount(int mount_id, internal::UniqueFd directory) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  const MountFds& mounts() const { return *mounts_.load(std::memory_order_acquire); }
 
-  mutable absl::Mutex mutex_;
-  // An fd for each mount met under SOURCE (a few): open_by_handle_at refuses O_PATH ones. An
-  // invalid fd: a mount whose handles do not outlive its inode cache.
-  absl::flat_hash_map<int, internal::UniqueFd> mounts_ ABSL_GUARDED_BY(mutex_);
+  absl::Mutex mutex_;  // for learning a mount; readers take none
+  // An fd for each mount met under SOURCE (a few): open_by_handle_at refuses O_PATH ones.
+  std::vector<internal::UniqueFd> directories_ ABSL_GUARDED_BY(mutex_);
+  // Every snapshot published, kept until the end: a reader may still hold an older one.
+  std::vector<std::unique_ptr<const MountFds>> snapshots_ ABSL_GUARDED_BY(mutex_);
+  std::atomic<const MountFds*> mounts_;
   bool openable_ = false;
 };
 

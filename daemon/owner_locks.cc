@@ -82,6 +82,7 @@ std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle,
   OwnerOpen& open = opens_[key];
   ++open.requests;
   open.last_fh = fh;
+  Counted();
   return std::make_shared<Request>(*this, key);
 }
 
@@ -139,15 +140,18 @@ void OwnerLocks::End(const Key& key) {
   absl::MutexLock hold(&mutex_);
   auto known = opens_.find(key);
   if (--known->second.requests == 0 && known->second.flushed) opens_.erase(known);
+  Counted();
 }
 
 void OwnerLocks::Drop(const FileHandle& handle, uint64_t owner) {
+  if (held_.load(std::memory_order_acquire) == 0) return;
   absl::MutexLock hold(&mutex_);
   auto known = opens_.find(Key{handle.dev(), handle.ino(), owner});
   if (known != opens_.end()) DropOpen(known);
 }
 
 void OwnerLocks::Released(uint64_t fh) {
+  if (held_.load(std::memory_order_acquire) == 0) return;
   absl::MutexLock hold(&mutex_);
   for (auto open = opens_.begin(); open != opens_.end();) {
     const auto next = std::next(open);
@@ -159,6 +163,7 @@ void OwnerLocks::Released(uint64_t fh) {
 void OwnerLocks::DropOpen(Opens::iterator open) {
   if (open->second.requests == 0) {
     opens_.erase(open);  // closing the open releases its locks
+    Counted();
     return;
   }
   struct flock all {};
@@ -190,6 +195,7 @@ void OwnerLocks::Restore(const Saved& saved, internal::UniqueFd fd) {
   open.writable = saved.writable;
   open.last_fh = saved.last_fh;
   open.pid = saved.pid;
+  Counted();
 }
 
 int OwnerLocks::CheckAccess(const FileHandle& handle, short lock_type) {

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -118,8 +119,15 @@ class OwnerLocks {
   // Erases `open`, whose locks close with it, or unlocks it while a request still uses it.
   void DropOpen(Opens::iterator open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
+  // opens_.size(), stored at every change: FLUSH and RELEASE, sent at every close, find no
+  // owner's open without the lock, which all queue threads share, while no lock is held anywhere.
+  void Counted() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
+    held_.store(opens_.size(), std::memory_order_release);
+  }
+
   mutable absl::Mutex mutex_;
   Opens opens_ ABSL_GUARDED_BY(mutex_);
+  std::atomic<size_t> held_{0};
 };
 
 }  // namespace ringfuse::daemon
