@@ -74,6 +74,12 @@
 // to --output-dir (default: a new directory here). A workload that fails shows its error in the
 // table; --check fails the run when native or a ringfused config lacks a metric.
 //
+// stress: the real PassthroughFs driven in-process, no mount, through the dispatcher from many
+// more threads than CPUs, to show a lock the daemon's threads share (tools/stress_run.h).
+//
+//   ringfuse-bench stress [--threads=1,2,8,64] [--seconds=3] [--files=10000] [--rounds=3]
+//                  [--dir=/var/tmp] [--json=FILE]
+//
 // Exit status: 0; 1 when a publish, a restart or a recovery failed, a stat call across a restart
 // or a crash failed, the
 // daemon did not end cleanly, or a check failed;
@@ -115,6 +121,8 @@
 #include "tools/compare_workloads.h"
 #include "tools/contention.h"
 #include "tools/null_server.h"
+#include "tools/stress_options.h"
+#include "tools/stress_run.h"
 #include "transport/transport.h"
 #include "transport/uring_switch.h"
 
@@ -133,16 +141,23 @@ ABSL_FLAG(std::optional<std::string>, transport, std::nullopt,
 ABSL_FLAG(int, count, 8000, "notify-floor: messages of each kind per run");
 ABSL_FLAG(std::string, ringfused, "",
           "the daemon binary (default: ../daemon/ringfused next to this program)");
-ABSL_FLAG(int, rounds, 3, "compare: rounds; every config runs once per round, interleaved");
-ABSL_FLAG(int, seconds, 5, "compare: seconds per workload (randread: per job count)");
+ABSL_FLAG(int, rounds, 3,
+          "compare: rounds; every config runs once per round, interleaved (stress: every thread "
+          "count)");
+ABSL_FLAG(std::optional<int>, seconds, std::nullopt,
+          "compare: seconds per workload (randread: per job count; default 5); stress: per thread "
+          "count and round (default 3)");
 ABSL_FLAG(std::string, workloads, "", "compare: workloads to run, comma-separated (default all)");
-ABSL_FLAG(std::string, threads, std::to_string(ringfuse::tools::kDefaultClientThreads),
+ABSL_FLAG(std::string, threads, "",
           "compare: client threads of the stat and create workloads, comma-separated: one "
-          "measurement per count (e.g. 1,2,4,8,16)");
-ABSL_FLAG(int, files, 10000, "compare: small files in the source tree's directory");
+          "measurement per count (default 2; e.g. 1,2,4,8,16); stress: the thread counts "
+          "(default 1,2,8,64)");
+ABSL_FLAG(int, files, 10000, "compare, stress: small files in the source tree's directory");
 ABSL_FLAG(int, big_file_mib, 512, "compare: size of the big file (random and sequential I/O)");
 ABSL_FLAG(std::string, output_dir, "", "compare: where results go (default: a new directory here)");
 ABSL_FLAG(bool, check, false, "compare: fail unless native and ringfused have every metric");
+ABSL_FLAG(std::string, dir, "/var/tmp", "stress: where the temporary tree is made");
+ABSL_FLAG(std::string, json, "", "stress: also write the results to this file as JSON");
 
 namespace ringfuse::tools {
 namespace {
@@ -269,11 +284,11 @@ int Handover(bool crash) {
 std::variant<CompareOptions, int> ReadCompareOptions(const std::vector<char*>& configs) {
   CompareOptions options;
   options.rounds = absl::GetFlag(FLAGS_rounds);
-  options.seconds = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  const int seconds = absl::GetFlag(FLAGS_seconds).value_or(5);
+  options.seconds = absl::Seconds(seconds);
   options.files = absl::GetFlag(FLAGS_files);
   options.big_file_mib = absl::GetFlag(FLAGS_big_file_mib);
-  if (options.rounds < 1 || absl::GetFlag(FLAGS_seconds) < 1 || options.files < 1 ||
-      options.big_file_mib < 1) {
+  if (options.rounds < 1 || seconds < 1 || options.files < 1 || options.big_file_mib < 1) {
     return BadUsage("--rounds, --seconds, --files and --big-file-mib must be positive");
   }
   options.workloads = absl::StrSplit(absl::GetFlag(FLAGS_workloads), ',', absl::SkipEmpty());
@@ -284,7 +299,9 @@ std::variant<CompareOptions, int> ReadCompareOptions(const std::vector<char*>& c
       return BadUsage("unknown workload " + workload);
     }
   }
-  absl::StatusOr<std::vector<int>> threads = ParseThreadCounts(absl::GetFlag(FLAGS_threads));
+  const std::string thread_counts = absl::GetFlag(FLAGS_threads);
+  absl::StatusOr<std::vector<int>> threads = ParseThreadCounts(
+      thread_counts.empty() ? std::to_string(kDefaultClientThreads) : thread_counts);
   if (!threads.ok()) return BadUsage(std::string(threads.status().message()));
   options.threads = std::move(*threads);
   std::string ringfused = absl::GetFlag(FLAGS_ringfused);
@@ -359,6 +376,17 @@ int Compare(const std::vector<char*>& configs, const std::string& command_line) 
   return 0;
 }
 
+int Stress() {
+  const std::string thread_counts = absl::GetFlag(FLAGS_threads);
+  const std::string threads = thread_counts.empty() ? "1,2,8,64" : thread_counts;
+  absl::StatusOr<StressOptions> options = ParseStressOptions(
+      {threads, absl::GetFlag(FLAGS_seconds).value_or(3), absl::GetFlag(FLAGS_files),
+       absl::GetFlag(FLAGS_rounds), absl::GetFlag(FLAGS_dir), absl::GetFlag(FLAGS_json)});
+  if (!options.ok()) return BadUsage(std::string(options.status().message()));
+  CatchStopSignals();
+  return RunStress(*options);
+}
+
 // absl spells flag names with underscores; the documented spelling (--big-file-mib) has hyphens.
 void AcceptHyphenatedFlags(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -397,7 +425,9 @@ int main(int argc, char** argv) {
       "    CONFIG: native | ringfused[:transport=T,cache=on|off,passthrough,depth=N,threads=N,\n"
       "            o=NAME[=VALUE],trace=FILE,name=LABEL] | floor[:transport=T] | "
       "cmd:LABEL=TEMPLATE\n"
-      "            (TEMPLATE: a command line, split on spaces, with {src} and {mnt})");
+      "            (TEMPLATE: a command line, split on spaces, with {src} and {mnt})\n"
+      "  ringfuse-bench stress [--threads=1,2,8,64] [--seconds=3] [--files=10000] [--rounds=3]\n"
+      "                 [--dir=/var/tmp] [--json=FILE]   (in-process: no mount)");
   const std::string command_line = ringfuse::tools::CommandLine(argc, argv);
   ringfuse::tools::AcceptHyphenatedFlags(argc, argv);
   const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
@@ -415,6 +445,9 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 2 && std::string(args[1]) == "crash") {
     return ringfuse::tools::Handover(/*crash=*/true);
+  }
+  if (args.size() == 2 && std::string(args[1]) == "stress") {
+    return ringfuse::tools::Stress();
   }
   if (args.size() == 2 && std::string(args[1]) == "notify-floor") {
     return ringfuse::tools::NotifyFloor();
