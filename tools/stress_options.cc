@@ -1,29 +1,10 @@
 #include "tools/stress_options.h"
 
-#include <algorithm>
-
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "tools/compare_threads.h"
 
 namespace ringfuse::tools {
 namespace {
-
-absl::StatusOr<std::vector<int>> ParseThreadCounts(absl::string_view text) {
-  std::vector<int> counts;
-  for (absl::string_view item : absl::StrSplit(text, ',')) {
-    int count = 0;
-    if (!absl::SimpleAtoi(item, &count) || count < 1 || count > kMaxStressThreads) {
-      return absl::InvalidArgumentError(absl::StrCat("--threads takes thread counts from 1 to ",
-                                                     kMaxStressThreads, ", comma-separated"));
-    }
-    if (std::find(counts.begin(), counts.end(), count) != counts.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--threads lists ", count, " twice"));
-    }
-    counts.push_back(count);
-  }
-  return counts;
-}
 
 absl::Status CheckRange(absl::string_view flag, int value, int most) {
   if (value >= 1 && value <= most) return absl::OkStatus();

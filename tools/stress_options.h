@@ -29,7 +29,6 @@ struct StressFlags {
   std::string json = "";  // none
 };
 
-inline constexpr int kMaxStressThreads = 1024;
 inline constexpr int kMaxStressFiles = 1'000'000;
 
 // InvalidArgumentError naming the flag for a value out of range, a thread count that is not a

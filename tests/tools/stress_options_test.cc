@@ -46,7 +46,7 @@ TEST(StressOptions, ThreadCountsThatAreNoCountAreErrors) {
 }
 
 TEST(StressOptions, AThreadCountListedTwiceIsAnError) {
-  EXPECT_THAT(ErrorOf({.threads = "1,8,1"}), HasSubstr("lists 1 twice"));
+  EXPECT_THAT(ErrorOf({.threads = "1,8,1"}), HasSubstr("1 is given twice"));
 }
 
 TEST(StressOptions, CountsOutOfRangeNameTheirFlag) {
