@@ -213,10 +213,11 @@ int InodeTable::Adopt(internal::UniqueFd path, Found& found) {
   return 0;
 }
 
-// The common FORGET (a node with no name and none under it: every node of a daemon with
-// handles) locks its own shard alone; one that names or is named takes the names lock.
+// The common FORGET leaves lookups behind: one atomic subtraction under its shard's reader lock,
+// so that a directory every lookup walks through is not locked for writing by each FORGET of it.
+// The last lookup's takes the writer lock; a node that names or is named, the names lock too.
 void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
-  if (nodeid == kRootNodeId) return;
+  if (nodeid == kRootNodeId || ForgetSome(nodeid, count)) return;
   Closing closing;
   bool named = false;
   {
@@ -234,6 +235,22 @@ void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
   if (!named && DropIfUnused(nodeid, /*named_too=*/false, closing) != kNamed) return;
   absl::MutexLock names(&names_mutex_);
   ForgetNamed(nodeid, closing);
+}
+
+bool InodeTable::ForgetSome(uint64_t nodeid, uint64_t count) {
+  if (recorder_.load(std::memory_order_relaxed) != nullptr) return false;
+  Shard& shard = ShardOf(nodeid);
+  absl::ReaderMutexLock lock(&shard.mutex);
+  Entry* entry = Find(shard, nodeid);
+  // A recorder set meanwhile (with every shard locked) must see the count in order.
+  if (entry == nullptr || recorder_.load(std::memory_order_relaxed) != nullptr) return false;
+  uint64_t lookups = entry->lookups.load(std::memory_order_relaxed);
+  while (lookups > count) {
+    if (entry->lookups.compare_exchange_weak(lookups, lookups - count, std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Requests in flight may still hold the inode; its fd closes when the last one lets go.

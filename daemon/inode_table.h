@@ -211,7 +211,9 @@ class InodeTable {
   std::vector<uint64_t> UnclosableBeyond(size_t keep);
 
  private:
-  static constexpr size_t kShards = 64;
+  // Many more shards than threads: a hot node (the directory every lookup walks) shares its
+  // shard's lock with few others that are being added or dropped.
+  static constexpr size_t kShards = 256;
 
   struct Entry {
     dev_t dev = 0;
@@ -302,6 +304,9 @@ class InodeTable {
   // For a lookup that opened `path`: the node serving its inode, counted, or a new node.
   void FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
                     std::string_view name, Found& found, bool& unnamed);
+  // FORGET of some of a node's lookups, not the last, with no recorder to tell: under the shard's
+  // reader lock; false, changing nothing, otherwise.
+  bool ForgetSome(uint64_t nodeid, uint64_t count);
   // Counts one more lookup of the entry, telling the recorder.
   void CountLookup(uint64_t nodeid, Entry& entry);
   // A new node for the backing inode of `path` (its attributes in found.attr, its handle
@@ -402,9 +407,9 @@ class InodeTable {
   // can tell it may be stale.
   std::atomic<uint64_t> names_moved_{0};
   std::atomic<uint64_t> next_nodeid_{kRootNodeId + 1};
-  std::atomic<size_t> open_count_{0};    // reopenable nodes open, in every shard's `open`
-  std::atomic<size_t> pinned_count_{0};  // in every shard's `pinned`
-  std::atomic<size_t> evict_hand_{0};    // the shard CLOCK looks at next
+  std::atomic<size_t> open_count_{0};           // reopenable nodes open, in every shard's `open`
+  std::atomic<size_t> pinned_count_{0};         // in every shard's `pinned`
+  std::atomic<size_t> evict_hand_{0};           // the shard CLOCK looks at next
   mutable std::atomic<uint64_t> use_ticks_{0};  // Entry::last_use's clock
   // Tracking: 0, or at most this many names between two switches.
   std::atomic<size_t> tracked_entries_limit_{0};

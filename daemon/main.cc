@@ -24,6 +24,7 @@
 #include "daemon/debug_tracer.h"
 #include "daemon/detach.h"
 #include "daemon/handover_state.h"
+#include "daemon/mutex_mode.h"
 #include "daemon/node_journal.h"
 #include "daemon/open_file_journal.h"
 #include "daemon/options.h"
@@ -305,8 +306,7 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
 absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& session_options,
                                                       const DaemonOptions& options,
                                                       PassthroughFs& fs, Served& served,
-                                                      Inherited& inherited,
-                                                      Journals& journals) {
+                                                      Inherited& inherited, Journals& journals) {
   if (options.keeper_fd >= 0) {
     // Journaled in passthrough mode, where clients write; revisions are read-only, and a crash
     // there looks every name up again.
@@ -497,6 +497,7 @@ Program SuccessorOf(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace ringfuse::daemon;
+  TurnOffMutexDeadlockGraph();
   const std::string_view program = "ringfused";
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   absl::StatusOr<DaemonOptions> options = ParseDaemonArgs(args);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/mutex_mode.h"
 #include "daemon/passthrough_fs.h"
 #include "tools/bench_system.h"
 #include "tools/stress_kernel.h"
@@ -59,6 +60,7 @@ bool RunRounds(StressKernel& kernel, StressResults& results) {
 }  // namespace
 
 int RunStress(const StressOptions& options) {
+  daemon::TurnOffMutexDeadlockGraph();  // as ringfused does before it serves
   absl::StatusOr<StressTree> tree = StressTree::Create(options.dir, options.files);
   if (!tree.ok()) return Fail(std::string(tree.status().message()));
   daemon::DaemonOptions daemon_options;
