@@ -70,6 +70,7 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, boo
   if (directory == nullptr) return errno;
   const std::string name_string(name);
   bool unnamed = false;
+  bool added = false;
   // One stat finds a node already open: most lookups (a cache-off stat storm looks every name
   // up again) cost it alone, instead of an open, a stat, a handle and a close.
   if (maybe_open) {
@@ -83,10 +84,10 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, boo
         ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
     std::string handle = handles_.openable() ? handles_.HandleOf(path.get()) : std::string();
-    FoundOrAdded(std::move(path), std::move(handle), parent, name, found, unnamed);
+    added = FoundOrAdded(std::move(path), std::move(handle), parent, name, found, unnamed);
   }
   // Named, a node joins those the budget closes.
-  if (unnamed) NameFound(found.inode->nodeid, parent, name, names_moved);
+  if (unnamed) NameFound(found.inode->nodeid, parent, name, names_moved, added);
   CloseBeyondLimit();
   return 0;
 }
@@ -146,7 +147,7 @@ bool InodeTable::FoundOpen(Found& found, bool& unnamed) {
 }
 
 // An inode number reused since a node was made names another inode: a new node for it.
-void InodeTable::FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
+bool InodeTable::FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
                               std::string_view name, Found& found, bool& unnamed) {
   BackingShard& backing = BackingOf(found.attr.st_dev, found.attr.st_ino);
   absl::MutexLock backing_lock(&backing.mutex);
@@ -164,11 +165,12 @@ void InodeTable::FoundOrAdded(internal::UniqueFd path, std::string handle, uint6
                     Inode{known->second, found.attr.st_dev, found.attr.st_ino, std::move(path)}));
       }
       found.inode = entry->open;
-      return;  // the new O_PATH fd closes, unless the node had none open
+      return false;  // the new O_PATH fd closes, unless the node had none open
     }
   }
   unnamed = handle.empty();
   AddNode(std::move(path), std::move(handle), found);
+  return true;
 }
 
 void InodeTable::AddNode(internal::UniqueFd path, std::string handle, Found& found) {
@@ -232,9 +234,24 @@ void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
     named = entry->parent != 0 || entry->named_children > 0;
   }
   // A node named meanwhile is left to the names lock.
-  if (!named && DropIfUnused(nodeid, /*named_too=*/false, closing) != kNamed) return;
+  if (!named) {
+    switch (DropIfUnused(nodeid, /*named_too=*/false, closing)) {
+      case kDropped: return;
+      case kKept: return CloseIfForgotten(nodeid, closing);  // a parent meanwhile
+      case kNamed: break;
+    }
+  }
   absl::MutexLock names(&names_mutex_);
   ForgetNamed(nodeid, closing);
+}
+
+void InodeTable::CloseIfForgotten(uint64_t nodeid, Closing& closing) {
+  Shard& shard = ShardOf(nodeid);
+  absl::MutexLock lock(&shard.mutex);
+  Entry* entry = Find(shard, nodeid);
+  if (entry != nullptr && entry->lookups.load() == 0 && entry->reopenable()) {
+    Close(shard, *entry, closing);
+  }
 }
 
 bool InodeTable::ForgetSome(uint64_t nodeid, uint64_t count) {
@@ -399,15 +416,14 @@ void InodeTable::TrackEntries(size_t limit) {
 // Lookups wait for this only as long as it takes to copy the node ids: the names leave in swaps.
 KernelCache InodeTable::ReplaceRoot(internal::UniqueFd root) {
   KernelCache cache;
-  for (TrackShard& shard : tracked_) shard.mutex.Lock();
-  {
-    AllLocked lock(*this);
-    KeepOldRootForItsNames();
-    ServeAsRoot(std::move(root));
-    for (Shard& shard : shards_) {
-      for (const auto& [nodeid, entry] : shard.nodes) {
-        if (entry.lookups > 0) cache.nodeids.push_back(nodeid);  // not those only kept as parents
-      }
+  AllLocked lock(*this);
+  KeepOldRootForItsNames();
+  ServeAsRoot(std::move(root));
+  // A lookup under the old root may name its node after this: its name is stale now.
+  names_moved_.fetch_add(1);
+  for (Shard& shard : shards_) {
+    for (const auto& [nodeid, entry] : shard.nodes) {
+      if (entry.lookups > 0) cache.nodeids.push_back(nodeid);  // not those only kept as parents
     }
   }
   for (TrackShard& shard : tracked_) {
@@ -416,7 +432,6 @@ KernelCache InodeTable::ReplaceRoot(internal::UniqueFd root) {
   }
   tracked_count_ = 0;
   cache.entries_complete = entries_complete_.exchange(true);
-  for (TrackShard& shard : tracked_) shard.mutex.Unlock();
   return cache;
 }
 

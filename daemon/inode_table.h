@@ -271,6 +271,7 @@ class InodeTable {
   class AllLocked {
    public:
     explicit AllLocked(const InodeTable& table) : table_(table) {
+      for (TrackShard& shard : table_.tracked_) shard.mutex.Lock();
       table_.names_mutex_.Lock();
       for (BackingShard& shard : table_.backing_) shard.mutex.Lock();
       for (Shard& shard : table_.shards_) shard.mutex.Lock();
@@ -279,6 +280,7 @@ class InodeTable {
       for (Shard& shard : table_.shards_) shard.mutex.Unlock();
       for (BackingShard& shard : table_.backing_) shard.mutex.Unlock();
       table_.names_mutex_.Unlock();
+      for (TrackShard& shard : table_.tracked_) shard.mutex.Unlock();
     }
     AllLocked(const AllLocked&) = delete;
     AllLocked& operator=(const AllLocked&) = delete;
@@ -301,8 +303,9 @@ class InodeTable {
   // into `found.inode`; false if there is none. `unnamed`: the node has no handle, so it is to be
   // named `name` in `parent` (NameFound).
   bool FoundOpen(Found& found, bool& unnamed);
-  // For a lookup that opened `path`: the node serving its inode, counted, or a new node.
-  void FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
+  // For a lookup that opened `path`: the node serving its inode, counted, or a new node; true for
+  // a new one.
+  bool FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
                     std::string_view name, Found& found, bool& unnamed);
   // FORGET of some of a node's lookups, not the last, with no recorder to tell: under the shard's
   // reader lock; false, changing nothing, otherwise.
@@ -312,9 +315,10 @@ class InodeTable {
   // A new node for the backing inode of `path` (its attributes in found.attr, its handle
   // `handle`); one lookup. The caller holds the backing inode's shard.
   void AddNode(internal::UniqueFd path, std::string handle, Found& found);
-  // After a lookup of a node without a handle: names it `name` in `parent`, unless names moved
-  // since the lookup began (`names_moved`).
-  void NameFound(uint64_t nodeid, uint64_t parent, std::string_view name, uint64_t names_moved);
+  // After a lookup of a node without a handle: names it `name` in `parent`, unless it was there
+  // before (not `added`) and names moved since the lookup began (`names_moved`).
+  void NameFound(uint64_t nodeid, uint64_t parent, std::string_view name, uint64_t names_moved,
+                 bool added);
   // Whether the node `entry` is the inode a lookup of `name` in `parent` found (`attr`, `handle`).
   static bool SameInode(const Entry& entry, const std::string& handle, const struct stat& attr,
                         uint64_t parent, std::string_view name);
@@ -368,6 +372,9 @@ class InodeTable {
   // The node `name` in `parent` names, or 0.
   uint64_t NodeIdNamed(uint64_t parent, std::string_view name) const
       ABSL_SHARED_LOCKS_REQUIRED(names_mutex_);
+  // A node the kernel forgot that stays for the names under it: closed, unless only its fd
+  // reaches it.
+  void CloseIfForgotten(uint64_t nodeid, Closing& closing);
   // FORGET of a node that has a name or names under it.
   void ForgetNamed(uint64_t nodeid, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
 
@@ -397,7 +404,7 @@ class InodeTable {
   const size_t open_limit_;
   mutable Shard shards_[kShards];
   mutable BackingShard backing_[kShards];
-  TrackShard tracked_[kShards];
+  mutable TrackShard tracked_[kShards];
   mutable absl::Mutex names_mutex_;
   // Each name of a node without a handle (Entry::parent, Entry::name), to find it at a rename.
   absl::flat_hash_map<std::pair<uint64_t, std::string>, uint64_t> by_name_

@@ -13,10 +13,11 @@
 namespace ringfuse::daemon {
 
 void InodeTable::NameFound(uint64_t nodeid, uint64_t parent, std::string_view name,
-                           uint64_t names_moved) {
+                           uint64_t names_moved, bool added) {
   absl::MutexLock names(&names_mutex_);
-  // A rename or removal since the lookup resolved the name may have made it stale.
-  if (names_moved_.load() != names_moved) return;
+  // A rename or removal since the lookup resolved the name may have made it stale; a node just
+  // made was found by its name now.
+  if (!added && names_moved_.load() != names_moved) return;
   Name(nodeid, parent, name);
 }
 
@@ -42,7 +43,7 @@ void InodeTable::Name(uint64_t nodeid, uint64_t parent, std::string_view name) {
   // A parent forgotten while the name was looked up leaves the node without one.
   if (AddChild(parent)) {
     by_name_[{parent, std::string(name)}] = nodeid;
-    names_given_.store(true, std::memory_order_relaxed);
+    names_given_.store(true, std::memory_order_release);
   } else {
     std::pair<uint64_t, std::string> unset;
     SetName(nodeid, 0, std::string(), unset);
@@ -102,7 +103,7 @@ void InodeTable::LeaveParent(uint64_t parent, const std::string& name, Closing& 
   std::pair<uint64_t, std::string> next{parent, name};
   while (next.first != 0) {
     by_name_.erase(next);
-    names_given_.store(!by_name_.empty(), std::memory_order_relaxed);
+    names_given_.store(!by_name_.empty(), std::memory_order_release);
     {
       Shard& shard = ShardOf(next.first);
       absl::MutexLock lock(&shard.mutex);
@@ -123,15 +124,7 @@ void InodeTable::ForgetNamed(uint64_t nodeid, Closing& closing) {
     case kDropped:
       if (name.first != 0) LeaveParent(name.first, name.second, closing);
       return;
-    case kKept: {
-      Shard& shard = ShardOf(nodeid);
-      absl::MutexLock lock(&shard.mutex);
-      Entry* entry = Find(shard, nodeid);
-      if (entry != nullptr && entry->lookups.load() == 0 && entry->reopenable()) {
-        Close(shard, *entry, closing);
-      }
-      return;
-    }
+    case kKept: return CloseIfForgotten(nodeid, closing);
     case kNamed: return;  // not with named_too
   }
 }
@@ -161,7 +154,7 @@ uint64_t InodeTable::NodeIdNamed(uint64_t parent, std::string_view name) const {
 
 void InodeTable::Removed(uint64_t parent, std::string_view name,
                          const std::shared_ptr<const Inode>& held) {
-  if (!names_given_.load(std::memory_order_relaxed)) return;
+  if (!names_given_.load(std::memory_order_acquire)) return;
   absl::MutexLock names(&names_mutex_);
   if (const uint64_t nodeid = NodeIdNamed(parent, name); nodeid != 0) Unname(nodeid, held);
 }
@@ -169,7 +162,7 @@ void InodeTable::Removed(uint64_t parent, std::string_view name,
 void InodeTable::Renamed(uint64_t old_parent, std::string_view old_name, uint64_t new_parent,
                          std::string_view new_name, bool exchange,
                          const std::shared_ptr<const Inode>& replaced_held) {
-  if (!names_given_.load(std::memory_order_relaxed)) return;
+  if (!names_given_.load(std::memory_order_acquire)) return;
   absl::MutexLock names(&names_mutex_);
   const uint64_t moved = NodeIdNamed(old_parent, old_name);
   const uint64_t replaced = NodeIdNamed(new_parent, new_name);
@@ -184,7 +177,7 @@ void InodeTable::Renamed(uint64_t old_parent, std::string_view old_name, uint64_
 }
 
 std::shared_ptr<const Inode> InodeTable::NodeNamed(uint64_t parent, std::string_view name) {
-  if (!names_given_.load(std::memory_order_relaxed)) return nullptr;
+  if (!names_given_.load(std::memory_order_acquire)) return nullptr;
   uint64_t nodeid;
   {
     absl::ReaderMutexLock names(&names_mutex_);

@@ -9,10 +9,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "daemon/credentials.h"
 #include "daemon/inode_table.h"
 #include "daemon/mutex_mode.h"
 #include "gtest/gtest.h"
@@ -43,6 +45,30 @@ class InodeTableConcurrency : public ::testing::Test {
     }
     table_ = std::make_unique<InodeTable>(
         internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
+  }
+
+  // The table again, made without CAP_DAC_READ_SEARCH as a user's own daemon is: nodes are
+  // named, and reopened by name, under the names lock.
+  void MakeTableWithoutHandles() {
+    constexpr uint64_t kDacReadSearch = uint64_t{1} << 2;
+    const std::optional<Capabilities> caps = ThreadCapabilities();
+    ASSERT_TRUE(caps.has_value());
+    Capabilities without = *caps;
+    without.effective &= ~kDacReadSearch;
+    ASSERT_TRUE(SetThreadCapabilities(without));
+    table_ = std::make_unique<InodeTable>(
+        internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
+    ASSERT_TRUE(SetThreadCapabilities(*caps));
+    ASSERT_FALSE(table_->reopens_by_handle()) << "the test would prove nothing";
+  }
+
+  // Every thread's rounds at once; returns the failures.
+  int AllRounds() {
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) threads.emplace_back([&, t] { failures += Rounds(t); });
+    for (std::thread& thread : threads) thread.join();
+    return failures.load();
   }
 
   // One thread's rounds: each file looked up (through the directory's node, as the kernel walks),
@@ -80,14 +106,19 @@ class InodeTableConcurrency : public ::testing::Test {
 };
 
 TEST_F(InodeTableConcurrency, CountsStayExactAndTheBudgetHoldsUnderManyThreads) {
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) threads.emplace_back([&, t] { failures += Rounds(t); });
-  for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(AllRounds(), 0);
   EXPECT_EQ(table_->size(), 1u) << "every lookup was forgotten: only the root is left";
   EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
   EXPECT_EQ(table_->lookups_served(), uint64_t{2} * kThreads * kRounds);
+}
+
+// Nodes named under a directory keep it while they stay; forgotten, they let it go.
+TEST_F(InodeTableConcurrency, NamedNodesCountExactlyAndLetTheirDirectoryGo) {
+  ASSERT_NO_FATAL_FAILURE(MakeTableWithoutHandles());
+  EXPECT_EQ(AllRounds(), 0);
+  EXPECT_EQ(table_->size(), 1u) << "every lookup was forgotten: only the root is left";
+  EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
+  EXPECT_EQ(table_->pinned_count(), 1u) << "every node was named, so none stays pinned";
 }
 
 // The negative control for the count above: a lookup not forgotten keeps its node.
