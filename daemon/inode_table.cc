@@ -16,9 +16,14 @@ bool IsPlainName(std::string_view name) {
          name.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
 }
 
+// A node beyond the budget costs a reopen (open_by_handle_at and fstat) when next used; an fd
+// short elsewhere fails a client's open, a lock or a listing, and clients may hold any number of
+// those: so nodes get a quarter of the fds. The soft limit has been raised to the hard one
+// (main.cc), 524288 under systemd, where a quarter is beyond any working set a walk has; the cap
+// bounds the backing inodes the daemon pins in the kernel's memory (one dentry and inode each).
 size_t InodeTable::DefaultOpenLimit() {
   constexpr size_t kFewest = 16;
-  constexpr size_t kMost = 16384;  // enough for the trees a cache walk touches at once
+  constexpr size_t kMost = 262144;
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMost;
   return std::clamp<size_t>(limit.rlim_cur / 4, kFewest, kMost);

@@ -128,8 +128,8 @@ class InodeTable {
  public:
   static constexpr uint64_t kRootNodeId = 1;
 
-  // The number of nodes kept open by default: a quarter of the fd limit, so that open files,
-  // lock owners' opens and the transport have the rest.
+  // The number of nodes kept open by default: a quarter of the fd limit (at most 262144), so
+  // that open files, lock owners' opens and the transport have the rest.
   static size_t DefaultOpenLimit();
 
   // `root` is an O_PATH fd to SOURCE's top directory.
