@@ -11,7 +11,7 @@
 namespace ringfuse::tools {
 
 struct StressOptions {
-  std::vector<int> threads;  // thread counts, each measured once a round, in this order
+  std::vector<int> threads;  // thread counts, rising, each measured once a round
   int seconds = 3;           // per thread count and round
   int files = 10000;         // small files in the tree's one directory
   int rounds = 3;
