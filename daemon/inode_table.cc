@@ -101,13 +101,13 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, boo
 // the root's switch holds too: a lookup either is reported by ReplaceRoot or sees the new root.
 bool InodeTable::Begin(uint64_t parent, std::string_view name) {
   lookups_served_.Add();
+  const size_t limit = tracked_entries_limit_.load(std::memory_order_acquire);
+  if (limit == 0) return true;  // Get(parent) tells a forgotten parent
   {
     Shard& shard = ShardOf(parent);
     absl::ReaderMutexLock lock(&shard.mutex);
-    if (Find(shard, parent) == nullptr) return false;
+    if (Find(shard, parent) == nullptr) return false;  // whose names are not tracked
   }
-  const size_t limit = tracked_entries_limit_.load(std::memory_order_acquire);
-  if (limit == 0) return true;
   TrackShard& shard = TrackOf(parent, name);
   absl::MutexLock lock(&shard.mutex);
   std::pair<uint64_t, std::string> key(parent, name);
@@ -222,41 +222,28 @@ int InodeTable::Adopt(internal::UniqueFd path, Found& found) {
 
 // The common FORGET leaves lookups behind: one atomic subtraction under its shard's reader lock,
 // so that a directory every lookup walks through is not locked for writing by each FORGET of it.
-// The last lookup's takes the writer lock; a node that names or is named, the names lock too.
+// The last lookup's takes the writer lock and drops the node there; a node that names or is
+// named goes to the names lock.
 void InodeTable::Forget(uint64_t nodeid, uint64_t count) {
   if (nodeid == kRootNodeId || ForgetSome(nodeid, count)) return;
   Closing closing;
-  bool named = false;
+  std::optional<std::pair<dev_t, ino_t>> dropped;
   {
     Shard& shard = ShardOf(nodeid);
     absl::MutexLock lock(&shard.mutex);
-    Entry* entry = Find(shard, nodeid);
-    if (entry == nullptr) return;
-    const uint64_t lookups = entry->lookups.load(std::memory_order_relaxed);
-    entry->lookups.store(lookups > count ? lookups - count : 0, std::memory_order_relaxed);
-    Count(nodeid, *entry);
+    auto entry = shard.nodes.find(nodeid);
+    if (entry == shard.nodes.end()) return;
+    const uint64_t lookups = entry->second.lookups.load(std::memory_order_relaxed);
+    entry->second.lookups.store(lookups > count ? lookups - count : 0, std::memory_order_relaxed);
+    Count(nodeid, entry->second);
     if (lookups > count) return;
-    named = entry->parent != 0 || entry->named_children > 0;
-  }
-  // A node named meanwhile is left to the names lock.
-  if (!named) {
-    switch (DropIfUnused(nodeid, /*named_too=*/false, closing)) {
-      case kDropped: return;
-      case kKept: return CloseIfForgotten(nodeid, closing);  // a parent meanwhile
-      case kNamed: break;
+    if (entry->second.parent == 0 && entry->second.named_children == 0) {
+      dropped = Erase(shard, entry, closing, nullptr);
     }
   }
+  if (dropped.has_value()) return Unserve(nodeid, *dropped);
   absl::MutexLock names(&names_mutex_);
   ForgetNamed(nodeid, closing);
-}
-
-void InodeTable::CloseIfForgotten(uint64_t nodeid, Closing& closing) {
-  Shard& shard = ShardOf(nodeid);
-  absl::MutexLock lock(&shard.mutex);
-  Entry* entry = Find(shard, nodeid);
-  if (entry != nullptr && entry->lookups.load() == 0 && entry->reopenable()) {
-    Close(shard, *entry, closing);
-  }
 }
 
 bool InodeTable::ForgetSome(uint64_t nodeid, uint64_t count) {
@@ -276,33 +263,41 @@ bool InodeTable::ForgetSome(uint64_t nodeid, uint64_t count) {
 }
 
 // Requests in flight may still hold the inode; its fd closes when the last one lets go.
-InodeTable::Dropped InodeTable::DropIfUnused(uint64_t nodeid, bool named_too, Closing& closing,
-                                             std::pair<uint64_t, std::string>* name) {
-  dev_t dev;
-  ino_t ino;
+std::pair<dev_t, ino_t> InodeTable::Erase(Shard& shard, NodeMap::iterator entry, Closing& closing,
+                                          std::pair<uint64_t, std::string>* name) {
+  Entry& dropped = entry->second;
+  Close(shard, dropped, closing);
+  NodeRecorder* recorder = recorder_.load(std::memory_order_relaxed);
+  if (recorder != nullptr) recorder->Dropped(entry->first, dropped.recorded);
+  const std::pair<dev_t, ino_t> backing{dropped.dev, dropped.ino};
+  if (name != nullptr) *name = {dropped.parent, std::move(dropped.name)};
+  shard.nodes.erase(entry);
+  return backing;
+}
+
+// Only the node's own mapping: a newer node of a reused inode number keeps its.
+void InodeTable::Unserve(uint64_t nodeid, std::pair<dev_t, ino_t> backing) {
+  BackingShard& shard = BackingOf(backing.first, backing.second);
+  absl::MutexLock lock(&shard.mutex);
+  auto serving = shard.nodeids.find(backing);
+  if (serving != shard.nodeids.end() && serving->second == nodeid) shard.nodeids.erase(serving);
+}
+
+bool InodeTable::DropIfUnused(uint64_t nodeid, Closing& closing,
+                              std::pair<uint64_t, std::string>& name) {
+  std::pair<dev_t, ino_t> backing;
   {
     Shard& shard = ShardOf(nodeid);
     absl::MutexLock lock(&shard.mutex);
     auto entry = shard.nodes.find(nodeid);
     if (entry == shard.nodes.end() || entry->second.lookups.load() > 0 ||
         entry->second.named_children > 0) {
-      return kKept;
+      return false;
     }
-    Entry& dropped = entry->second;
-    if (dropped.parent != 0 && !named_too) return kNamed;
-    Close(shard, dropped, closing);
-    NodeRecorder* recorder = recorder_.load(std::memory_order_relaxed);
-    if (recorder != nullptr) recorder->Dropped(nodeid, dropped.recorded);
-    dev = dropped.dev;
-    ino = dropped.ino;
-    if (name != nullptr) *name = {dropped.parent, std::move(dropped.name)};
-    shard.nodes.erase(entry);
+    backing = Erase(shard, entry, closing, &name);
   }
-  BackingShard& backing = BackingOf(dev, ino);
-  absl::MutexLock lock(&backing.mutex);
-  auto serving = backing.nodeids.find({dev, ino});
-  if (serving != backing.nodeids.end() && serving->second == nodeid) backing.nodeids.erase(serving);
-  return kDropped;
+  Unserve(nodeid, backing);
+  return true;
 }
 
 // A closed node is reopened by handle, or under its parent, which may have to be reopened first:
@@ -328,13 +323,15 @@ std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
     }
   }
   // A handle reaches the inode whatever its names: no chain, and not the names lock.
-  if (by_handle.has_value()) {
-    std::shared_ptr<const Inode> inode = Reopen(*by_handle, nullptr);
-    const int error = errno;
-    CloseBeyondLimit();
-    errno = error;
-    return inode;
-  }
+  std::shared_ptr<const Inode> inode =
+      by_handle.has_value() ? Reopen(*by_handle, nullptr) : ReopenByNames(nodeid);
+  const int error = errno == 0 ? ESTALE : errno;
+  CloseBeyondLimit();
+  errno = error;
+  return inode;
+}
+
+std::shared_ptr<const Inode> InodeTable::ReopenByNames(uint64_t nodeid) {
   constexpr int kWalks = 3;
   std::shared_ptr<const Inode> inode;
   for (int walk = 0; walk < kWalks && inode == nullptr; ++walk) {
@@ -342,9 +339,6 @@ std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
     inode = WalkAndReopen(nodeid, names_moved);
     if (inode != nullptr || errno != ESTALE || names_moved_.load() == names_moved) break;
   }
-  const int error = errno == 0 ? ESTALE : errno;
-  CloseBeyondLimit();
-  errno = error;
   return inode;
 }
 

@@ -237,11 +237,12 @@ class InodeTable {
     bool recorded = false;  // by recorder_
     bool reopenable() const { return !handle.empty() || parent != 0; }
   };
+  using NodeMap = absl::node_hash_map<uint64_t, Entry>;
   // Nodes by node id, with those of them open: the reopenable ones (CLOCK's ring: `hand` is
   // where its sweep goes on) and those only FORGET closes.
   struct alignas(64) Shard {
     mutable absl::Mutex mutex;
-    absl::node_hash_map<uint64_t, Entry> nodes ABSL_GUARDED_BY(mutex);
+    NodeMap nodes ABSL_GUARDED_BY(mutex);
     std::vector<uint64_t> open ABSL_GUARDED_BY(mutex);
     std::vector<uint64_t> pinned ABSL_GUARDED_BY(mutex);
     size_t hand ABSL_GUARDED_BY(mutex) = 0;
@@ -372,25 +373,29 @@ class InodeTable {
   // The node `name` in `parent` names, or 0.
   uint64_t NodeIdNamed(uint64_t parent, std::string_view name) const
       ABSL_SHARED_LOCKS_REQUIRED(names_mutex_);
-  // A node the kernel forgot that stays for the names under it: closed, unless only its fd
-  // reaches it.
-  void CloseIfForgotten(uint64_t nodeid, Closing& closing);
   // FORGET of a node that has a name or names under it.
   void ForgetNamed(uint64_t nodeid, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
 
-  // Drops the node if the kernel has forgotten it and nothing is named under it, and, unless
-  // `named_too` (under names_mutex_), it has no name; its name, to leave its parent, goes to
-  // `name`, its fd to `closing`.
-  enum Dropped { kDropped, kKept, kNamed };
-  Dropped DropIfUnused(uint64_t nodeid, bool named_too, Closing& closing,
-                       std::pair<uint64_t, std::string>* name = nullptr);
+  // Takes the node out of its shard (its fd into `closing`, its name, if `name`, into it);
+  // returns its backing inode, for Unserve.
+  std::pair<dev_t, ino_t> Erase(Shard& shard, NodeMap::iterator entry, Closing& closing,
+                                std::pair<uint64_t, std::string>* name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
+  // Takes `backing`'s mapping to the node away, if it is still the node's.
+  void Unserve(uint64_t nodeid, std::pair<dev_t, ino_t> backing);
+  // Drops the node if the kernel has forgotten it and nothing is named under it, its name into
+  // `name`, to leave its parent; false if it stays.
+  bool DropIfUnused(uint64_t nodeid, Closing& closing, std::pair<uint64_t, std::string>& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(names_mutex_);
   // Tells recorder_ of the entry's lookup count.
   void Count(uint64_t nodeid, const Entry& entry) const {
     if (entry.recorded) {
       recorder_.load(std::memory_order_relaxed)->Counted(nodeid, entry.lookups.load());
     }
   }
-  // One walk of Get; `names_moved`: names_moved_ when the chain was read.
+  // Get of a closed node without a handle: its chain of names walked, again if names moved.
+  std::shared_ptr<const Inode> ReopenByNames(uint64_t nodeid);
+  // One walk of ReopenByNames; `names_moved`: names_moved_ when the chain was read.
   std::shared_ptr<const Inode> WalkAndReopen(uint64_t nodeid, uint64_t& names_moved);
   // The chain of closed nodes from `nodeid` up to one that is open (into `top`) or has a handle,
   // or false (errno ESTALE) when a node of it is gone or cannot be reopened.

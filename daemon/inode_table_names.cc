@@ -112,7 +112,7 @@ void InodeTable::LeaveParent(uint64_t parent, const std::string& name, Closing& 
       if (--entry->named_children > 0 || entry->lookups.load() > 0) return;
     }
     std::pair<uint64_t, std::string> dropped_name;
-    if (DropIfUnused(next.first, /*named_too=*/true, closing, &dropped_name) != kDropped) return;
+    if (!DropIfUnused(next.first, closing, dropped_name)) return;
     next = std::move(dropped_name);
   }
 }
@@ -120,12 +120,15 @@ void InodeTable::LeaveParent(uint64_t parent, const std::string& name, Closing& 
 // Kept while nodes are named under it, to reopen them by; closed unless only its fd holds it.
 void InodeTable::ForgetNamed(uint64_t nodeid, Closing& closing) {
   std::pair<uint64_t, std::string> name;
-  switch (DropIfUnused(nodeid, /*named_too=*/true, closing, &name)) {
-    case kDropped:
-      if (name.first != 0) LeaveParent(name.first, name.second, closing);
-      return;
-    case kKept: return CloseIfForgotten(nodeid, closing);
-    case kNamed: return;  // not with named_too
+  if (DropIfUnused(nodeid, closing, name)) {
+    if (name.first != 0) LeaveParent(name.first, name.second, closing);
+    return;
+  }
+  Shard& shard = ShardOf(nodeid);
+  absl::MutexLock lock(&shard.mutex);
+  Entry* entry = Find(shard, nodeid);
+  if (entry != nullptr && entry->lookups.load() == 0 && entry->reopenable()) {
+    Close(shard, *entry, closing);
   }
 }
 
