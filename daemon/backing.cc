@@ -4,14 +4,17 @@
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
+#include "daemon/fd_room.h"
 
 namespace ringfuse::daemon {
 
 std::string ProcPath(int fd) { return absl::StrFormat("/proc/self/fd/%d", fd); }
 
 int Reopen(int fd, int flags) {
-  return ::open(ProcPath(fd).c_str(),
-                (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
+  const std::string path = ProcPath(fd);
+  return OpenMakingRoom([&] {
+    return ::open(path.c_str(), (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
+  });
 }
 
 int Sync(int fd, bool datasync) { return datasync ? ::fdatasync(fd) : ::fsync(fd); }

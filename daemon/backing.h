@@ -12,7 +12,7 @@ std::string ProcPath(int fd);
 // Opens what `fd` (O_PATH, or any fd) refers to with real access flags: the kernel checks
 // permissions on the inode again, as the thread's current credentials. Flags that only mean
 // something to a name (O_CREAT, O_EXCL, O_NOCTTY, O_NOFOLLOW: the magic link itself is a symlink)
-// are dropped.
+// are dropped. Takes fds back from the inode table when none is free (fd_room.h).
 int Reopen(int fd, int flags);
 
 // fsync, or fdatasync for `datasync` (FSYNC's FUSE_FSYNC_FDATASYNC); returns as they do.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/hash/hash.h"
+#include "daemon/fd_room.h"
 
 namespace ringfuse::daemon {
 
@@ -16,26 +17,40 @@ bool IsPlainName(std::string_view name) {
          name.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
 }
 
-// A node beyond the budget costs a reopen (open_by_handle_at and fstat) when next used; an fd
-// short elsewhere fails a client's open, a lock or a listing, and clients may hold any number of
-// those: so nodes get a quarter of the fds. The soft limit has been raised to the hard one
-// (main.cc), 524288 under systemd, where a quarter is beyond any working set a walk has; the cap
-// bounds the backing inodes the daemon pins in the kernel's memory (one dentry and inode each).
+// A node beyond the budget costs a reopen (open_by_handle_at, name_to_handle_at, fstat, close)
+// at every lookup of a working set larger than the budget: CLOCK, like LRU, misses every time on
+// a walk that cycles through more nodes than it keeps. So nodes keep most of the fd limit (which
+// main.cc raised to the hard one): all but an eighth of it, or all but 1024 fds where that leaves
+// more, yet at least a quarter. What cannot give fds back (clients' open files, lock owners, nodes
+// only FORGET closes, the transport) needs room in numbers, not only as a share; when it runs out
+// anyway, its open takes fds back from the nodes (fd_room.h). The cap bounds the backing inodes
+// the daemon pins in the kernel's memory (one dentry and inode each).
 size_t InodeTable::DefaultOpenLimit() {
-  constexpr size_t kFewest = 16;
-  constexpr size_t kMost = 262144;
   struct rlimit limit {};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMost;
-  return std::clamp<size_t>(limit.rlim_cur / 4, kFewest, kMost);
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return kMostOpen;
+  }
+  return OpenLimitFor(limit.rlim_cur);
 }
 
-InodeTable::InodeTable(internal::UniqueFd root, size_t open_limit)
-    : handles_(root.get()), open_limit_(open_limit) {
-  AllLocked lock(*this);
-  // The root is never forgotten: one lookup that no FORGET takes away.
-  shards_[kRootNodeId % kShards].nodes[kRootNodeId].lookups = 1;
-  ServeAsRoot(std::move(root));
+size_t InodeTable::OpenLimitFor(size_t fd_limit) {
+  constexpr size_t kReservedFds = 1024;
+  const size_t reserved = std::min(std::max(fd_limit / 8, kReservedFds), fd_limit - fd_limit / 4);
+  return std::clamp<size_t>(fd_limit - reserved, kFewestOpen, kMostOpen);
 }
+
+InodeTable::InodeTable(internal::UniqueFd root, size_t open_limit, absl::Duration lowered_for)
+    : handles_(root.get()), open_limit_(open_limit), lowered_for_(lowered_for) {
+  {
+    AllLocked lock(*this);
+    // The root is never forgotten: one lookup that no FORGET takes away.
+    shards_[kRootNodeId % kShards].nodes[kRootNodeId].lookups = 1;
+    ServeAsRoot(std::move(root));
+  }
+  LendFds(&InodeTable::GiveBackFds, this);  // outside the table's locks, which lending takes
+}
+
+InodeTable::~InodeTable() { StopLendingFds(this); }
 
 InodeTable::BackingShard& InodeTable::BackingOf(dev_t dev, ino_t ino) const {
   return backing_[absl::Hash<std::pair<dev_t, ino_t>>{}({dev, ino}) % kShards];
@@ -85,8 +100,9 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, boo
     }
   }
   if (!maybe_open || !FoundOpen(found, unnamed)) {
-    internal::UniqueFd path(
-        ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    internal::UniqueFd path(OpenMakingRoom([&] {
+      return ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    }));
     if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
     std::string handle = handles_.openable() ? handles_.HandleOf(path.get()) : std::string();
     added = FoundOrAdded(std::move(path), std::move(handle), parent, name, found, unnamed);
@@ -382,10 +398,11 @@ bool InodeTable::ClosedChain(uint64_t nodeid, std::vector<Closed>& chain,
 }
 
 std::shared_ptr<const Inode> InodeTable::Reopen(const Closed& closed, const Inode* parent) {
-  internal::UniqueFd path =
-      !closed.handle.empty() ? handles_.Open(closed.handle)
-                             : internal::UniqueFd(::openat(parent->path.get(), closed.name.c_str(),
-                                                           O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  internal::UniqueFd path(OpenMakingRoom([&] {
+    return !closed.handle.empty()
+               ? handles_.Open(closed.handle).release()
+               : ::openat(parent->path.get(), closed.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  }));
   if (!path.valid()) {
     if (errno == ENOENT) errno = ESTALE;  // its name is gone: renamed or removed meanwhile
     return nullptr;

@@ -51,6 +51,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "daemon/inode_handle.h"
 #include "daemon/striped_counter.h"
 #include "transport/fd.h"
@@ -128,12 +129,24 @@ class InodeTable {
  public:
   static constexpr uint64_t kRootNodeId = 1;
 
-  // The number of nodes kept open by default: a quarter of the fd limit (at most 262144), so
-  // that open files, lock owners' opens and the transport have the rest.
+  // The number of nodes kept open by default: OpenLimitFor the soft fd limit.
   static size_t DefaultOpenLimit();
+  // All but an eighth of `fd_limit`, or all but 1024 where that leaves more, yet at least a
+  // quarter (at least 16, at most kMostOpen): what open files, lock owners, nodes only FORGET
+  // closes and the transport keep aside.
+  static size_t OpenLimitFor(size_t fd_limit);
+  static constexpr size_t kFewestOpen = 16;
+  static constexpr size_t kMostOpen = 262144;
+  // How long the budget stays lowered by what an EMFILE took back (GiveBackFds).
+  static constexpr absl::Duration kLoweredFor = absl::Seconds(5);
 
-  // `root` is an O_PATH fd to SOURCE's top directory.
-  explicit InodeTable(internal::UniqueFd root, size_t open_limit = DefaultOpenLimit());
+  // `root` is an O_PATH fd to SOURCE's top directory. The table lends its nodes' fds to opens
+  // that find none free (fd_room.h) while it lives.
+  explicit InodeTable(internal::UniqueFd root, size_t open_limit = DefaultOpenLimit(),
+                      absl::Duration lowered_for = kLoweredFor);
+  ~InodeTable();
+  InodeTable(const InodeTable&) = delete;
+  InodeTable& operator=(const InodeTable&) = delete;
 
   // The entry `name` in directory `parent`, counted as one kernel lookup: an existing node if
   // the backing inode already has one, a new node id otherwise. Returns 0 or the errno to
@@ -201,6 +214,11 @@ class InodeTable {
   size_t size() const;
   uint64_t LookupCount(uint64_t nodeid) const;
   size_t open_limit() const { return open_limit_; }
+  // The budget now: open_limit(), less what opens took back on EMFILE in the last lowered_for.
+  size_t budget() const;
+  // Closes up to `count` open nodes CLOCK finds unused and keeps the budget that much lower for
+  // a while, so that the fds stay with whoever ran out; returns how many it closed.
+  size_t GiveBack(size_t count);
   // Nodes whose fd is open now, and those among them that cannot be closed until FORGET (this
   // one without taking a lock: for a check on every lookup), the root included.
   size_t open_count() const;
@@ -342,9 +360,11 @@ class InodeTable {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
   // Marks an open node used now.
   void Touch(const Entry& entry) const;
-  // Closes reopenable nodes CLOCK finds unused until at most open_limit_ are open; call with no
+  // Closes reopenable nodes CLOCK finds unused until at most budget() are open; call with no
   // lock held.
   void CloseBeyondLimit();
+  // GiveBack for fd_room.h's lenders.
+  static size_t GiveBackFds(void* table, size_t count);
   // One CLOCK sweep over a shard: closes the first node not used since the last sweep, clearing
   // the bits it passes; false when every node was used (or there is none).
   bool CloseOneUnused(Shard& shard, Closing& closing) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
@@ -407,6 +427,10 @@ class InodeTable {
 
   InodeHandles handles_;
   const size_t open_limit_;
+  const absl::Duration lowered_for_;
+  // What GiveBack took off the budget, until the steady clock (in ns) passes lowered_until_.
+  mutable std::atomic<size_t> lowered_by_{0};
+  std::atomic<int64_t> lowered_until_{0};
   mutable Shard shards_[kShards];
   mutable BackingShard backing_[kShards];
   mutable TrackShard tracked_[kShards];

@@ -1,9 +1,11 @@
 // How many fds a process holds: the tests that check nothing leaks count them before and after.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <iterator>
@@ -31,5 +33,23 @@ inline std::string DescribeOpenFds() {
   }
   return lines;
 }
+
+// Raises this process's soft fd limit to `fds` (at most the hard limit) while it lives: for a
+// client that holds more files open than the default 1024.
+class FdLimitGuard {
+ public:
+  explicit FdLimitGuard(rlim_t fds) {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    rlimit raised = saved_;
+    raised.rlim_cur = std::min(std::max(fds, saved_.rlim_cur), saved_.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &raised);
+  }
+  ~FdLimitGuard() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+  FdLimitGuard(const FdLimitGuard&) = delete;
+  FdLimitGuard& operator=(const FdLimitGuard&) = delete;
+
+ private:
+  rlimit saved_{};
+};
 
 }  // namespace ringfuse::testing

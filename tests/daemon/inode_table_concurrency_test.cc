@@ -121,6 +121,23 @@ TEST_F(InodeTableConcurrency, NamedNodesCountExactlyAndLetTheirDirectoryGo) {
   EXPECT_EQ(table_->pinned_count(), 1u) << "every node was named, so none stays pinned";
 }
 
+// Opens elsewhere in the daemon that run out of fds take some back from the table (fd_room.h)
+// at any moment, from any thread: counts stay exact and every node still reaches its inode.
+TEST_F(InodeTableConcurrency, GivingFdsBackWhileLookingUpKeepsCountsExact) {
+  std::atomic<bool> done{false};
+  size_t given = 0;
+  std::thread giver([&] {
+    while (!done.load()) given += table_->GiveBack(4);
+  });
+  const int failures = AllRounds();
+  done = true;
+  giver.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(table_->size(), 1u) << "every lookup was forgotten: only the root is left";
+  EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
+  EXPECT_GT(given, 0u) << "nothing was given back: the test proved nothing";
+}
+
 // The negative control for the count above: a lookup not forgotten keeps its node.
 TEST_F(InodeTableConcurrency, ALookupNotForgottenKeepsItsNode) {
   Found dir;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "daemon/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
@@ -219,6 +220,45 @@ TEST_F(BoundedInodeTableTest, KeepsAtMostItsLimitOpenAndReopensEveryNodeOnDemand
     EXPECT_EQ(BackingOf(node.inode->nodeid), std::pair(node.attr.st_dev, node.attr.st_ino));
   }
   EXPECT_LE(table_->open_count(), kOpenLimit + 1);
+}
+
+// Nodes keep most of the fds (a reopen per lookup costs a working set larger than the budget),
+// but never the room in numbers that open files, lock owners and the transport need.
+TEST(InodeTableBudget, LeavesAnEighthOrAThousandFdsYetNodesGetAtLeastAQuarter) {
+  EXPECT_EQ(InodeTable::OpenLimitFor(256), 64u);
+  EXPECT_EQ(InodeTable::OpenLimitFor(1024), 256u);
+  EXPECT_EQ(InodeTable::OpenLimitFor(2048), 1024u);
+  EXPECT_EQ(InodeTable::OpenLimitFor(20000), 17500u);
+  EXPECT_EQ(InodeTable::OpenLimitFor(524288), InodeTable::kMostOpen);
+  EXPECT_EQ(InodeTable::OpenLimitFor(8), InodeTable::kFewestOpen);
+}
+
+// An open that ran out of fds takes some back (fd_room.h): the table closes unused nodes and
+// keeps its budget that much lower a while, so that the fds stay with the opens that needed them.
+TEST_F(BoundedInodeTableTest, GivesFdsBackAndKeepsItsBudgetLoweredAWhile) {
+  if (!reopenable_) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
+  constexpr size_t kLimit = 40;
+  constexpr auto kLoweredFor = absl::Milliseconds(300);
+  table_ = std::make_unique<InodeTable>(
+      internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kLimit, kLoweredFor);
+  const auto look_up_all = [&] {
+    for (int i = 0; i < kFiles; ++i) {
+      Found found;
+      ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), found), 0);
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(look_up_all());
+  ASSERT_EQ(table_->open_count(), kLimit + 1) << "the budget is full, the root besides it";
+  EXPECT_EQ(table_->GiveBack(8), 8u);
+  EXPECT_EQ(table_->budget(), kLimit - 8);
+  ASSERT_NO_FATAL_FAILURE(look_up_all());
+  EXPECT_EQ(table_->open_count(), kLimit - 8 + 1) << "lookups took the fds back at once";
+  EXPECT_EQ(table_->GiveBack(1000), kLimit - 8 - InodeTable::kFewestOpen)
+      << "a few nodes stay open whatever is asked";
+  absl::SleepFor(kLoweredFor + absl::Milliseconds(100));
+  EXPECT_EQ(table_->budget(), kLimit);
+  ASSERT_NO_FATAL_FAILURE(look_up_all());
+  EXPECT_EQ(table_->open_count(), kLimit + 1);
 }
 
 TEST_F(BoundedInodeTableTest, AClosedNodeFollowsItsInodeAcrossARename) {

@@ -313,6 +313,40 @@ TEST_F(RingfusedUnderFdLimit, ServesTwentyThousandFilesWithinTwoHundredFiftySixF
   Stop();
 }
 
+// Nodes take most of the fds (at 2048, 1024 of them), so that a walk of more files than a
+// quarter of the limit does not reopen every node; a client that then holds more files open than
+// the fds left must get them from the nodes (fd_room.h). Without that, the 1,007th open failed
+// with EMFILE.
+int HoldOpen(const std::string& directory, int files, std::vector<internal::UniqueFd>& held) {
+  for (int i = 0; i < files; ++i) {
+    held.emplace_back(::open((directory + "/" + std::to_string(i)).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!held.back().valid()) return -1;
+  }
+  return 0;
+}
+
+TEST_F(RingfusedUnderFdLimit, ClientsHoldingManyFilesGetFdsTheNodesHeld) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  constexpr int kWalked = 2000, kHeld = 1100;
+  const std::string source = dir_.path() + "/many";
+  MakeEmptyFiles(source, kWalked);
+  Start(2048, 2048, source);
+  ASSERT_EQ(FdLimitsOf(daemon_pid_), std::pair(2048L, 2048L)) << "the limit under test is not set";
+  for (int i = 0; i < kWalked; ++i) {
+    struct stat st {};
+    ASSERT_EQ(::stat((mountpoint_ + "/" + std::to_string(i)).c_str(), &st), 0) << i;
+  }
+  ASSERT_GT(ringfuse::testing::OpenFdCount(daemon_pid_), size_t{1000})
+      << "the nodes did not fill their budget: nothing would be tested";
+  const ringfuse::testing::FdLimitGuard room_for_the_client(4 * kHeld);
+  std::vector<internal::UniqueFd> held;
+  EXPECT_EQ(HoldOpen(mountpoint_, kHeld, held), 0)
+      << "open " << held.size() << " failed: " << std::strerror(errno);
+  EXPECT_LE(ringfuse::testing::OpenFdCount(daemon_pid_), size_t{2048});
+  held.clear();
+  Stop();
+}
+
 // Without CAP_DAC_READ_SEARCH (a user's own daemon) nodes cannot be reopened by handle, but by
 // the names they were found by. Keeping them open until FORGET failed this walk with EMFILE, and
 // asking the kernel to drop them (NOTIFY_PRUNE) still did, in 2 of 5 runs: its FORGETs came too

@@ -1,0 +1,79 @@
+// fd_room.h: an open that finds no fd free asks the lenders for some and is made again.
+#include "daemon/fd_room.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "transport/fd.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+// This process at an fd limit just above what it holds, every fd under it taken (by `held`),
+// the old limit put back at the end.
+class FdRoomTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved_), 0);
+    const int highest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(highest, 0);
+    ::close(highest);
+    rlimit low = saved_;
+    low.rlim_cur = static_cast<rlim_t>(highest) + 16;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    for (int fd; (fd = OpenNull()) >= 0;) held_.emplace_back(fd);
+    ASSERT_EQ(errno, EMFILE);
+  }
+  void TearDown() override {
+    held_.clear();
+    StopLendingFds(this);
+    ::setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+
+  static int OpenNull() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
+
+  // A lender of the fds `held_` keeps, as the inode table lends its nodes'.
+  static size_t GiveBack(void* test, size_t count) {
+    std::vector<internal::UniqueFd>& held = static_cast<FdRoomTest*>(test)->held_;
+    size_t given = 0;
+    for (; given < count && !held.empty(); ++given) held.pop_back();
+    return given;
+  }
+
+  rlimit saved_{};
+  std::vector<internal::UniqueFd> held_;
+};
+
+TEST_F(FdRoomTest, AnOpenThatRanOutOfFdsTakesSomeFromALenderAndSucceeds) {
+  LendFds(&FdRoomTest::GiveBack, this);
+  const size_t held_before = held_.size();
+  const internal::UniqueFd fd(OpenMakingRoom(OpenNull));
+  EXPECT_TRUE(fd.valid()) << std::strerror(errno);
+  EXPECT_LT(held_.size(), held_before) << "the lender gave nothing back";
+}
+
+// The negative control: with no lender the same open fails as plainly.
+TEST_F(FdRoomTest, WithNoLenderTheOpenFailsWithEmfile) {
+  const internal::UniqueFd fd(OpenMakingRoom(OpenNull));
+  EXPECT_FALSE(fd.valid());
+  EXPECT_EQ(errno, EMFILE);
+}
+
+// A lender with nothing left to give does not make the open loop.
+TEST_F(FdRoomTest, ALenderWithNothingLeftLeavesTheEmfile) {
+  std::vector<internal::UniqueFd> kept = std::move(held_);
+  held_.clear();
+  LendFds(&FdRoomTest::GiveBack, this);
+  const internal::UniqueFd fd(OpenMakingRoom(OpenNull));
+  EXPECT_FALSE(fd.valid());
+  EXPECT_EQ(errno, EMFILE);
+}
+
+}  // namespace
+}  // namespace ringfuse::daemon
