@@ -379,9 +379,7 @@ absl::StatusOr<int> OpenTraceFile(const DaemonOptions& options) {
   if (options.takeover_fd < 0 && options.keeper_fd < 0) {
     return JsonTraceWriter::CreateFile(options.trace);
   }
-  const int fd = ::open(options.trace.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return internal::ErrnoStatus(errno, "trace file " + options.trace);
-  return fd;
+  return JsonTraceWriter::AppendFile(options.trace);
 }
 
 // A daemon started by restart: its predecessor's standard streams, and its working directory
@@ -512,6 +510,11 @@ int main(int argc, char** argv) {
   if (options->takeover_fd >= 0 && options->keeper_fd >= 0) {
     std::fputs("ringfused: --takeover-fd and --keeper-fd exclude each other\n", stderr);
     return 2;
+  }
+  // Inherited for this process alone: a program it starts later (a restart's successor, which
+  // gets a socket of its own) must not hold its predecessor's or its keeper's socket.
+  for (const int inherited : {options->takeover_fd, options->keeper_fd}) {
+    if (inherited >= 0) ::fcntl(inherited, F_SETFD, FD_CLOEXEC);
   }
   std::vector<std::pair<std::string*, const char*>> paths = {{&options->source, "source"}};
   // A successor gets the mountpoint with the connection; looking it up would wait on the mount,

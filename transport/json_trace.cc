@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,10 +55,38 @@ size_t CountLines(std::string_view text) {
 
 }  // namespace
 
+// A daemon that traces usually runs as root and is told the path by its command line, often in
+// a directory others can write (/tmp): a name planted there must not make it truncate or fill
+// another file. So no symlink is followed (O_NOFOLLOW), a FIFO is not waited on (O_NONBLOCK: no
+// reader, ENXIO), nothing is truncated before it is checked, and only a regular file with one
+// link that the process's own user owns is written. Mode 0600: the trace names every caller's
+// files.
+absl::StatusOr<int> JsonTraceWriter::OpenFile(const std::string& path, bool append) {
+  internal::UniqueFd fd(
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (!fd.valid()) return internal::ErrnoStatus(errno, "trace file " + path);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return internal::ErrnoStatus(errno, "trace file " + path);
+  if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != ::geteuid()) {
+    return absl::PermissionDeniedError(
+        "trace file " + path +
+        ": not a regular file with one link owned by this process's user; refused");
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 ||
+      ::fcntl(fd.get(), F_SETFL, (flags & ~O_NONBLOCK) | (append ? O_APPEND : 0)) != 0 ||
+      (!append && ::ftruncate(fd.get(), 0) != 0)) {
+    return internal::ErrnoStatus(errno, "trace file " + path);
+  }
+  return fd.release();
+}
+
 absl::StatusOr<int> JsonTraceWriter::CreateFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return internal::ErrnoStatus(errno, "trace file " + path);
-  return fd;
+  return OpenFile(path, false);
+}
+
+absl::StatusOr<int> JsonTraceWriter::AppendFile(const std::string& path) {
+  return OpenFile(path, true);
 }
 
 JsonTraceWriter::JsonTraceWriter(int fd, Options options)

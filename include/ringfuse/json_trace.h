@@ -58,8 +58,13 @@ class JsonTraceWriter final : public RequestObserver {
   static constexpr size_t kPendingSlots = 8192;
 
   /// Creates (or truncates) `path` for a writer: a file descriptor, the caller's until given to
-  /// the constructor. Separate, so that a daemon can open the file before it forks.
+  /// the constructor. Separate, so that a daemon can open the file before it forks. Safe for a
+  /// root daemon given a path in a directory others can write: a new file gets mode 0600; a
+  /// symlink, a FIFO, a device, a hard-linked file or one another user owns is refused
+  /// (PermissionDenied or the open's errno) and left as it was.
   static absl::StatusOr<int> CreateFile(const std::string& path);
+  /// As CreateFile, but appends to what `path` holds (a restarted daemon's trace).
+  static absl::StatusOr<int> AppendFile(const std::string& path);
 
   /// Writes to `fd`, which it owns from here on and closes.
   JsonTraceWriter(int fd, Options options);
@@ -80,6 +85,8 @@ class JsonTraceWriter final : public RequestObserver {
   uint64_t dropped() const;
 
  private:
+  static absl::StatusOr<int> OpenFile(const std::string& path, bool append);
+
   std::unique_ptr<internal::JsonTraceWriterImpl> impl_;
 };
 

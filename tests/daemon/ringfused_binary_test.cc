@@ -163,6 +163,23 @@ std::pair<nlohmann::json, nlohmann::json> RequestAndReply(const std::vector<nloh
   return {};
 }
 
+// --trace naming a link another user planted in a directory anyone can write: a root daemon
+// that followed it truncated and filled the file it led to. Now it refuses to start, says why,
+// and the file keeps its bytes.
+TEST_F(RingfusedBinary, ATraceFileThatIsASymlinkIsRefusedAndWhatItLeadsToKept) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  const std::string victim = dir_.path() + "/victim";
+  std::ofstream(victim) << "precious\n";
+  const std::string planted = dir_.path() + "/trace.jsonl";
+  ASSERT_EQ(::symlink(victim.c_str(), planted.c_str()), 0);
+  const Outcome refused =
+      RunCommand({RINGFUSED_BINARY, "-f", "--trace=" + planted, repo_ + "/r1", mountpoint_});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("trace file " + planted));
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  EXPECT_FALSE(IsMounted(mountpoint_));
+}
+
 // --trace=FILE: the requests this test makes, their fields, results and latencies, as JSON lines
 // that ringfuse-trace summarizes; a damaged line is skipped by number, the rest still counted.
 TEST_F(RingfusedBinary, TracesRequestsAsJsonLinesThatTheSummaryReads) {

@@ -4,10 +4,14 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <variant>
@@ -228,6 +232,93 @@ TEST(JsonTraceBound, AStuckFileDropsEventsInsteadOfBlockingAndSaysHowMany) {
   }
   EXPECT_EQ(reported, dropped);
   EXPECT_EQ(requests + reported, kEvents + 1u);
+}
+
+}  // namespace
+}  // namespace ringfuse
+
+namespace ringfuse {
+namespace {
+
+// The trace file of a root daemon, at a path in a directory anyone can write (/tmp), where
+// another user plants a name first. Each planted name is refused and left as it was.
+class TraceFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/ringfuse-trace-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    victim_ = dir_ + "/victim";
+    WriteText(victim_, "precious\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static void WriteText(const std::string& path, std::string_view text) {
+    const internal::UniqueFd fd(
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::write(fd.get(), text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+  static std::string ReadText(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  // Whether opening `path` both ways was refused, and the victim kept its bytes.
+  void ExpectRefusedAndVictimKept(const std::string& path) {
+    EXPECT_FALSE(JsonTraceWriter::CreateFile(path).ok());
+    EXPECT_FALSE(JsonTraceWriter::AppendFile(path).ok());
+    EXPECT_EQ(ReadText(victim_), "precious\n");
+  }
+
+  std::string dir_, victim_;
+};
+
+TEST_F(TraceFileTest, ASymlinkIsNotFollowed) {
+  ASSERT_EQ(::symlink(victim_.c_str(), (dir_ + "/trace").c_str()), 0);
+  ExpectRefusedAndVictimKept(dir_ + "/trace");
+}
+
+TEST_F(TraceFileTest, AHardLinkOfAnotherFileIsRefused) {
+  ASSERT_EQ(::link(victim_.c_str(), (dir_ + "/trace").c_str()), 0);
+  ExpectRefusedAndVictimKept(dir_ + "/trace");
+}
+
+TEST_F(TraceFileTest, AFileAnotherUserOwnsIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a file to another user needs root";
+  ASSERT_EQ(::chown(victim_.c_str(), 4242, 4242), 0);
+  ExpectRefusedAndVictimKept(victim_);
+}
+
+TEST_F(TraceFileTest, AFifoIsRefusedWithoutWaitingForAReader) {
+  ASSERT_EQ(::mkfifo((dir_ + "/trace").c_str(), 0666), 0);
+  ExpectRefusedAndVictimKept(dir_ + "/trace");
+}
+
+TEST_F(TraceFileTest, ADirectoryIsRefused) {
+  ASSERT_EQ(::mkdir((dir_ + "/trace").c_str(), 0755), 0);
+  ExpectRefusedAndVictimKept(dir_ + "/trace");
+}
+
+// The negative control of the refusals above: the daemon's own file is written, a new one
+// readable by its user alone (the trace names every caller's files).
+TEST_F(TraceFileTest, ANewFileIsPrivateAndAnOwnFileIsTruncatedOrAppendedTo) {
+  const std::string path = dir_ + "/trace";
+  absl::StatusOr<int> created = JsonTraceWriter::CreateFile(path);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_EQ(::write(*created, "one\n", 4), 4);
+  ::close(*created);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  absl::StatusOr<int> appended = JsonTraceWriter::AppendFile(path);
+  ASSERT_TRUE(appended.ok()) << appended.status();
+  ASSERT_EQ(::write(*appended, "two\n", 4), 4);
+  ::close(*appended);
+  EXPECT_EQ(ReadText(path), "one\ntwo\n");
+  absl::StatusOr<int> again = JsonTraceWriter::CreateFile(path);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ::close(*again);
+  EXPECT_EQ(ReadText(path), "");
 }
 
 }  // namespace
