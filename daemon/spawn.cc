@@ -38,15 +38,20 @@ class SpawnAttributes {
   posix_spawnattr_t attributes_;
 };
 
-class InDirectory {
+// What the child does between fork and exec: changes to `directory` (unless empty) and keeps
+// `inherited` open across the exec. The parent's copy stays close-on-exec, so that no other
+// thread's spawn meanwhile passes it on; adddup2 of an fd onto itself clears the flag in the
+// child alone (glibc 2.29 and later, as POSIX.1-2024 specifies).
+class ChildFileActions {
  public:
-  explicit InDirectory(const std::string& directory) {
+  ChildFileActions(const std::string& directory, int inherited) {
     posix_spawn_file_actions_init(&actions_);
     if (!directory.empty()) posix_spawn_file_actions_addchdir_np(&actions_, directory.c_str());
+    posix_spawn_file_actions_adddup2(&actions_, inherited, inherited);
   }
-  ~InDirectory() { posix_spawn_file_actions_destroy(&actions_); }
-  InDirectory(const InDirectory&) = delete;
-  InDirectory& operator=(const InDirectory&) = delete;
+  ~ChildFileActions() { posix_spawn_file_actions_destroy(&actions_); }
+  ChildFileActions(const ChildFileActions&) = delete;
+  ChildFileActions& operator=(const ChildFileActions&) = delete;
 
   const posix_spawn_file_actions_t* get() const { return &actions_; }
 
@@ -61,7 +66,7 @@ class InDirectory {
 absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view fd_option,
                                       int socket, bool new_session) {
   // Open only for the spawn: the copy the child inherits.
-  const internal::UniqueFd inheritable(::fcntl(socket, F_DUPFD, 3));
+  const internal::UniqueFd inheritable(::fcntl(socket, F_DUPFD_CLOEXEC, 3));
   if (!inheritable.valid()) return internal::ErrnoStatus(errno, "duplicating the socket");
   std::vector<std::string> args = program.argv;
   args.push_back(std::string(fd_option) + std::to_string(inheritable.get()));
@@ -69,7 +74,7 @@ absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view f
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   const SpawnAttributes attributes(new_session);
-  const InDirectory actions(program.directory);
+  const ChildFileActions actions(program.directory, inheritable.get());
   pid_t pid = -1;
   const int error = ::posix_spawnp(&pid, program.binary.c_str(), actions.get(), attributes.get(),
                                    argv.data(), environ);
