@@ -1,5 +1,7 @@
 // Hooks for the tests of ringfused as a binary alone, which need it to stop or die at a chosen
-// point; each is set by an environment variable nobody else sets, read once.
+// point. The shipped ringfused has none (no_test_hooks.cc: each does nothing, no variable is
+// read); tests/daemon's ringfused-hooked, never installed, is built with the real ones
+// (tests/daemon/ringfused_test_hooks.cc), each set by an environment variable, read once:
 //
 // - RINGFUSED_TEST_STOP_AT=STEP: a successor (ringfuse-ctl restart) stops itself (SIGSTOP) at
 //   STEP of its takeover, "starting" (before it tells its predecessor it is ready), "received"

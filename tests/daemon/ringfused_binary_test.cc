@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -161,6 +162,27 @@ std::pair<nlohmann::json, nlohmann::json> RequestAndReply(const std::vector<nloh
     return {request, {}};
   }
   return {};
+}
+
+// The shipped binary carries no test hook: with one armed in its environment a LOOKUP is
+// answered (ringfused-hooked, which the hook tests run, holds it: their own negative control),
+// and not even the variables' names are in the file.
+TEST_F(RingfusedBinary, TheShippedBinaryHasNoTestHooks) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  EXPECT_THAT(ReadFile(RINGFUSED_BINARY), Not(HasSubstr("RINGFUSED_TEST_")));
+  EXPECT_THAT(ReadFile(RINGFUSED_HOOKED_BINARY), HasSubstr("RINGFUSED_TEST_"))
+      << "the check above would prove nothing";
+  ::setenv("RINGFUSED_TEST_HANG_ON_LOOKUP", "version", 1);
+  StartInForeground({"-f", repo_ + "/r1", mountpoint_}, dir_.path() + "/stderr");
+  ::unsetenv("RINGFUSED_TEST_HANG_ON_LOOKUP");
+  auto looked_up = std::async(std::launch::async, [path = mountpoint_ + "/version"] {
+    struct stat attr {};
+    return ::stat(path.c_str(), &attr) == 0 ? 0 : errno;
+  });
+  const bool answered = looked_up.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  if (!answered) ::kill(daemon_pid_, SIGKILL);  // ends the connection, and so the held stat
+  ASSERT_TRUE(answered) << "the shipped binary held the LOOKUP its environment named";
+  EXPECT_EQ(looked_up.get(), 0);
 }
 
 // --trace naming a link another user planted in a directory anyone can write: a root daemon

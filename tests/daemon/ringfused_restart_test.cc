@@ -241,8 +241,8 @@ TEST_P(RingfusedRestartOn, AUsersDaemonMountedThroughFusermountRestarts) {
     ~RuntimeDir() { ::unsetenv("XDG_RUNTIME_DIR"); }
   } runtime_dir(runtime);
   mountpoint_ = home.mountpoint;  // TearDown unmounts it, whatever happens
-  StartInForeground({"-f", TransportFlag(), home.source, home.mountpoint},
-                    dir_.path() + "/stderr", {.user = user, .binary = home.binary});
+  StartInForeground({"-f", TransportFlag(), home.source, home.mountpoint}, dir_.path() + "/stderr",
+                    {.user = user, .binary = home.binary});
   const pid_t old_pid = daemon_pid_;
   const auto reads_before = [&] {
     return As(user,
@@ -383,7 +383,7 @@ TEST_P(RingfusedRestartOn, ASuccessorKilledAtEachStepLeavesTheOldDaemonServing) 
     SCOPED_TRACE(step);
     ASSERT_EQ(::setenv("RINGFUSED_TEST_STOP_AT", step, 1), 0);
     StartInForeground({"-f", TransportFlag(), source_, mountpoint_},
-                      dir_.path() + "/stderr-" + step);
+                      dir_.path() + "/stderr-" + step, {.binary = RINGFUSED_HOOKED_BINARY});
     ::unsetenv("RINGFUSED_TEST_STOP_AT");
     const pid_t old_pid = daemon_pid_;
     MixedLoad load(mountpoint_, 2);

@@ -196,7 +196,8 @@ TEST_F(RingfusedSupervise, ARequestTheDeadDaemonHadReadIsAnsweredByTheNext) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   WriteFile(source_ + "/stuck", "answered at last\n");
   ::setenv("RINGFUSED_TEST_HANG_ON_LOOKUP", "stuck", 1);
-  StartSupervised({"--transport=threads", source_, mountpoint_});
+  StartSupervised({"--transport=threads", source_, mountpoint_}, {},
+                  {.binary = RINGFUSED_HOOKED_BINARY});
   ::unsetenv("RINGFUSED_TEST_HANG_ON_LOOKUP");
   auto looked_up = std::async(std::launch::async, [path = mountpoint_ + "/stuck"] {
     struct stat attr {};
@@ -380,7 +381,8 @@ TEST_P(ChangesMadeOnce, AChangeIsMadeOnceWhereverTheDaemonIsKilled) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   const OnceCase& change = GetParam();
   ::setenv("RINGFUSED_TEST_HANG_IN_CHANGE", (change.point + ":" + change.subject).c_str(), 1);
-  StartSupervised({"--transport=threads", source_, mountpoint_});
+  StartSupervised({"--transport=threads", source_, mountpoint_}, {},
+                  {.binary = RINGFUSED_HOOKED_BINARY});
   ::unsetenv("RINGFUSED_TEST_HANG_IN_CHANGE");
   change.prepare(source_, mountpoint_);
   auto called = std::async(std::launch::async, [&] { return change.call(mountpoint_); });

@@ -1,5 +1,3 @@
-#include "daemon/test_hooks.h"
-
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -9,6 +7,8 @@
 #include <string>
 #include <utility>
 #include <variant>
+
+#include "daemon/test_hooks.h"
 
 namespace ringfuse::daemon {
 namespace {
