@@ -68,11 +68,11 @@
 // daemon can approach) or cmd:LABEL=TEMPLATE (any daemon run in the foreground, {src} and {mnt}
 // replaced; see tools/compare_configs.h). For each round, each config in turn gets a fresh source
 // tree, a mount, the workloads of tools/compare_workloads.h (stat and create once per --threads
-// count, e.g. 1,2,4,8,16) with the daemon's CPU time and contention (futex calls, voluntary
-// switches) around each, and an unmount; results.csv, results.md (medians, ratios, spread, and
-// with two counts or more the scaling tables; printed at the end), chart.svg and scaling.svg go
-// to --output-dir (default: a new directory here). A workload that fails shows its error in the
-// table; --check fails the run when native or a ringfused config lacks a metric.
+// count, e.g. 1,2,4,8,16) with the daemon's CPU time, system calls and contention (futex calls,
+// voluntary switches) around each, and an unmount; results.csv, results.md (medians, ratios,
+// spread, and with two counts or more the scaling tables; printed at the end), chart.svg and
+// scaling.svg go to --output-dir (default: a new directory here). A workload that fails shows its
+// error in the table; --check fails the run when native or a ringfused config lacks a metric.
 //
 // stress: the real PassthroughFs driven in-process, no mount, through the dispatcher from many
 // more threads than CPUs, to show a lock the daemon's threads share (tools/stress_run.h).
@@ -119,7 +119,7 @@
 #include "tools/compare_scaling_chart.h"
 #include "tools/compare_threads.h"
 #include "tools/compare_workloads.h"
-#include "tools/contention.h"
+#include "tools/daemon_meters.h"
 #include "tools/null_server.h"
 #include "tools/stress_options.h"
 #include "tools/stress_run.h"
@@ -366,9 +366,8 @@ int Compare(const std::vector<char*>& configs, const std::string& command_line) 
   std::printf("%s", markdown.c_str());
   if (StopRequested()) return 130;
   if (absl::GetFlag(FLAGS_check)) {
-    // The contention figures are asked for only where the meter works (root, tracefs).
-    const bool contention_metered = ContentionMeter::Start(::getpid()).ok();
-    if (absl::Status checked = CheckOutput(options, contention_metered); !checked.ok()) {
+    // The daemon's system calls and contention are asked for only where they can be counted.
+    if (absl::Status checked = CheckOutput(options, UncountableHere()); !checked.ok()) {
       std::fprintf(stderr, "%s\n", std::string(checked.message()).c_str());
       return 1;
     }

@@ -1,5 +1,6 @@
 #include "tools/compare_check.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -73,15 +74,17 @@ std::vector<std::string> MissingFiles(const CompareOptions& options) {
 }
 
 // Whether a ringfused config (`daemon`) or native must have a number in `row`.
-bool Expected(const ReportRow& row, bool daemon, bool contention_metered) {
-  if (IsContentionMetric(row.metric)) return daemon && contention_metered;
-  if (IsDaemonMetric(row.metric)) return daemon;
-  return true;
+bool Expected(const ReportRow& row, bool daemon, const std::vector<std::string>& uncountable) {
+  if (!IsDaemonMetric(row.metric)) return true;
+  const bool countable =
+      std::find(uncountable.begin(), uncountable.end(), row.metric) == uncountable.end();
+  return daemon && countable;
 }
 
 }  // namespace
 
-absl::Status CheckOutput(const CompareOptions& options, bool contention_metered) {
+absl::Status CheckOutput(const CompareOptions& options,
+                         const std::vector<std::string>& uncountable) {
   std::vector<std::string> missing = MissingFiles(options);
   const std::set<Key> rows = NumericRows(ReadFile(options.output_dir + "/results.csv"));
   for (const CompareConfig& config : options.configs) {
@@ -89,7 +92,7 @@ absl::Status CheckOutput(const CompareOptions& options, bool contention_metered)
     if (!daemon && config.kind != CompareConfig::Kind::kNative) continue;
     for (int round = 1; round <= options.rounds; ++round) {
       for (const ReportRow& row : ReportRows(options.workloads, options.threads)) {
-        if (!Expected(row, daemon, contention_metered)) continue;
+        if (!Expected(row, daemon, uncountable)) continue;
         const std::string threads = row.threads > 0 ? absl::StrCat(row.threads) : "";
         if (!rows.count({absl::StrCat(round), config.label, row.workload, threads, row.metric})) {
           missing.push_back(absl::StrCat("round ", round, " ", config.label, " ", row.workload,

@@ -129,6 +129,7 @@ std::string RowTitle(const ReportRow& row) {
                                              {"iops_2jobs", "2 jobs, IOPS"},
                                              {"mib_per_s", "MiB/s"},
                                              {kCpuMetric, "daemon CPU us/op"},
+                                             {kSyscallsMetric, "daemon system calls/op"},
                                              {kFutexWaitsMetric, "daemon futex waits/op"},
                                              {kFutexWakesMetric, "daemon futex wakes/op"},
                                              {kSwitchesMetric, "daemon voluntary switches/op"},
@@ -236,8 +237,9 @@ std::string MarkdownReport(const CompareOptions& options, const std::vector<Samp
   std::string text = absl::StrFormat(
       "# ringfuse-bench compare\n\n`%s`\n\n%d round(s), %s per workload, %d small files, "
       "%d MiB big file. Medians over rounds; in parentheses the ratio against native (n) and "
-      "against %s (d). Lower is better for us, CPU, futex, switch and RSS rows. The floor serves "
-      "only its one file: its stat storm stats that one file; its other workloads are n/a.\n\n",
+      "against %s (d). Lower is better for us, CPU, system call, futex, switch and RSS rows. The "
+      "floor serves only its one file: its stat storm stats that one file; its other workloads "
+      "are n/a.\n\n",
       command_line, options.rounds, absl::FormatDuration(options.seconds), options.files,
       options.big_file_mib, reference ? Escape(*reference) : "(no daemon config)");
   absl::StrAppend(&text, MediansTable(options, samples));

@@ -12,8 +12,9 @@
 
 namespace ringfuse::tools {
 
-// The rows of the tables, in order: each workload's metrics then its daemon's CPU and contention
-// per operation, for each client thread count of stat and create; then the daemon's own rows.
+// The rows of the tables, in order: each workload's metrics then its daemon's CPU, system calls
+// and contention per operation, for each client thread count of stat and create; then the daemon's
+// own rows.
 struct ReportRow {
   std::string workload;
   std::string metric;

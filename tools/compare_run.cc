@@ -87,7 +87,8 @@ std::string Describe(const std::vector<Metric>& metrics) {
   return text;
 }
 
-// One workload on a mounted config (pid > 0: the daemon whose CPU time and contention it costs).
+// One workload on a mounted config (pid > 0: the daemon whose CPU time, system calls and
+// contention it costs).
 void MeasureWorkload(const WorkloadAt& at, const WorkloadTarget& target, pid_t pid,
                      RoundRecorder& recorder) {
   std::optional<DaemonMeters> meters;
@@ -106,8 +107,8 @@ void MeasureWorkload(const WorkloadAt& at, const WorkloadTarget& target, pid_t p
   }
   for (const Metric& metric : shown) recorder.Value(at, metric.name, metric.value);
   if (per_op) {
-    for (const std::string& metric : meters->Uncounted()) {
-      recorder.Note(at, metric, meters->WhyUncounted());
+    for (const DaemonMeters::UncountedMetric& uncounted : meters->Uncounted()) {
+      recorder.Note(at, uncounted.metric, uncounted.why);
     }
   }
   recorder.Progress(at.Name(), Describe(shown));

@@ -1,7 +1,7 @@
 // ringfuse-bench compare's rounds: for each round, each config in the given order (interleaved,
 // so that a noisy neighbour hurts every column alike): a fresh source tree, a mount, every
-// workload (stat and create at each --threads count) with the daemon's CPU time and contention
-// (tools/contention.h) around it, the daemon's peak memory, unmount, cleanup.
+// workload (stat and create at each --threads count) with the daemon's CPU time, system calls and
+// contention (tools/daemon_meters.h) around it, the daemon's peak memory, unmount, cleanup.
 #pragma once
 
 #include <optional>
@@ -39,12 +39,13 @@ struct Sample {
 // The pseudo-workload of the rows that concern the daemon as a whole.
 inline constexpr const char* kDaemonWorkload = "daemon";
 inline constexpr const char* kCpuMetric = "daemon_cpu_us_per_op";
+inline constexpr const char* kSyscallsMetric = "daemon_syscalls_per_op";
 inline constexpr const char* kFutexWaitsMetric = "daemon_futex_waits_per_op";
 inline constexpr const char* kFutexWakesMetric = "daemon_futex_wakes_per_op";
 inline constexpr const char* kSwitchesMetric = "daemon_voluntary_switches_per_op";
 // What every workload of a daemon config measures of its daemon, per client operation.
-inline constexpr const char* kDaemonPerOpMetrics[] = {kCpuMetric, kFutexWaitsMetric,
-                                                      kFutexWakesMetric, kSwitchesMetric};
+inline constexpr const char* kDaemonPerOpMetrics[] = {
+    kCpuMetric, kSyscallsMetric, kFutexWaitsMetric, kFutexWakesMetric, kSwitchesMetric};
 inline constexpr const char* kRssMetric = "peak_rss_mib";
 inline constexpr const char* kCleanStopMetric = "clean_stop";
 

@@ -1,28 +1,20 @@
 #include "tools/contention.h"
 
-#include <dirent.h>
 #include <linux/futex.h>
-#include <linux/perf_event.h>
-#include <sys/ioctl.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "transport/errno_status.h"
 
 namespace ringfuse::tools {
 namespace {
 
-constexpr const char* kTracefs = "/sys/kernel/tracing";
+constexpr const char* kFutexTracepoint = "syscalls/sys_enter_futex";
 
 // The op values of each kind, with and without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME.
 std::string FilterOf(std::initializer_list<int> ops) {
@@ -36,73 +28,26 @@ std::string FilterOf(std::initializer_list<int> ops) {
   return filter;
 }
 
-absl::StatusOr<uint64_t> FutexTracepointId() {
-  const std::string path = absl::StrCat(kTracefs, "/events/syscalls/sys_enter_futex/id");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 &&
-      ::mount("nodev", kTracefs, "tracefs", 0, nullptr) != 0 && errno != EBUSY) {
-    return internal::ErrnoStatus(errno, absl::StrCat("mount tracefs on ", kTracefs));
-  }
-  std::ifstream file(path);
-  uint64_t id = 0;
-  if (!(file >> id)) return absl::UnavailableError(absl::StrCat("cannot read ", path));
-  return id;
-}
-
-absl::StatusOr<internal::UniqueFd> OpenCounter(uint64_t tracepoint, pid_t tid,
-                                               const std::string& filter) {
-  perf_event_attr attr{};
-  attr.type = PERF_TYPE_TRACEPOINT;
-  attr.size = sizeof(attr);
-  attr.config = tracepoint;
-  internal::UniqueFd fd(static_cast<int>(
-      ::syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, absl::StrCat("perf_event_open ", tid));
-  if (::ioctl(fd.get(), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) != 0) {
-    return internal::ErrnoStatus(errno, "PERF_EVENT_IOC_SET_FILTER " + filter);
-  }
-  return fd;
-}
-
-std::vector<pid_t> ThreadsOf(pid_t pid) {
-  std::vector<pid_t> tids;
-  DIR* dir = ::opendir(absl::StrFormat("/proc/%d/task", pid).c_str());
-  if (dir == nullptr) return tids;
-  while (const dirent* entry = ::readdir(dir)) {
-    pid_t tid = 0;
-    if (absl::SimpleAtoi(entry->d_name, &tid)) tids.push_back(tid);
-  }
-  ::closedir(dir);
-  return tids;
-}
-
-uint64_t ReadCount(const internal::UniqueFd& fd) {
-  uint64_t count = 0;
-  return ::read(fd.get(), &count, sizeof(count)) == sizeof(count) ? count : 0;
-}
-
 }  // namespace
 
 absl::StatusOr<ContentionMeter> ContentionMeter::Start(pid_t pid) {
-  absl::StatusOr<uint64_t> tracepoint = FutexTracepointId();
-  if (!tracepoint.ok()) return tracepoint.status();
-  const std::string waits = FilterOf({FUTEX_WAIT, FUTEX_WAIT_BITSET});
-  const std::string wakes = FilterOf({FUTEX_WAKE, FUTEX_WAKE_BITSET, FUTEX_WAKE_OP});
-  ContentionMeter meter;
-  meter.pid_ = pid;
-  meter.tids_ = ThreadsOf(pid);
-  if (meter.tids_.empty()) return absl::NotFoundError(absl::StrCat("no process ", pid));
-  for (const pid_t tid : meter.tids_) {
-    absl::StatusOr<internal::UniqueFd> wait = OpenCounter(*tracepoint, tid, waits);
-    if (!wait.ok()) return wait.status();
-    absl::StatusOr<internal::UniqueFd> wake = OpenCounter(*tracepoint, tid, wakes);
-    if (!wake.ok()) return wake.status();
-    meter.waits_.push_back(std::move(*wait));
-    meter.wakes_.push_back(std::move(*wake));
-  }
-  meter.voluntary_at_start_ = meter.Voluntary();
-  return meter;
+  std::vector<pid_t> tids = ThreadsOf(pid);
+  absl::StatusOr<TracepointCounter> waits =
+      TracepointCounter::Start(tids, kFutexTracepoint, FilterOf({FUTEX_WAIT, FUTEX_WAIT_BITSET}));
+  if (!waits.ok()) return waits.status();
+  absl::StatusOr<TracepointCounter> wakes = TracepointCounter::Start(
+      tids, kFutexTracepoint, FilterOf({FUTEX_WAKE, FUTEX_WAKE_BITSET, FUTEX_WAKE_OP}));
+  if (!wakes.ok()) return wakes.status();
+  return ContentionMeter(pid, std::move(tids), std::move(*waits), std::move(*wakes));
 }
+
+ContentionMeter::ContentionMeter(pid_t pid, std::vector<pid_t> tids, TracepointCounter waits,
+                                 TracepointCounter wakes)
+    : pid_(pid),
+      tids_(std::move(tids)),
+      waits_(std::move(waits)),
+      wakes_(std::move(wakes)),
+      voluntary_at_start_(Voluntary()) {}
 
 uint64_t ContentionMeter::Voluntary() const {
   uint64_t total = 0;
@@ -122,8 +67,8 @@ uint64_t ContentionMeter::Voluntary() const {
 
 ContentionCounts ContentionMeter::Read() const {
   ContentionCounts counts;
-  for (const internal::UniqueFd& fd : waits_) counts.futex_waits += ReadCount(fd);
-  for (const internal::UniqueFd& fd : wakes_) counts.futex_wakes += ReadCount(fd);
+  counts.futex_waits = waits_.Read();
+  counts.futex_wakes = wakes_.Read();
   const uint64_t voluntary = Voluntary();
   counts.voluntary_switches = voluntary > voluntary_at_start_ ? voluntary - voluntary_at_start_ : 0;
   return counts;

@@ -3,8 +3,8 @@
 // not depend on the machine's speed, so a lock shared by two threads shows on 2 CPUs as it would
 // on 16: an uncontended lock makes no futex call at all.
 //
-// Futex calls come from the syscalls:sys_enter_futex tracepoint (tracefs, mounted here if it is
-// not: root only), one perf counter per thread; switches from /proc/PID/task/*/status. Only the
+// Futex calls come from the syscalls:sys_enter_futex tracepoint (tools/tracepoint_counter.h: one
+// perf counter per thread, root and tracefs); switches from /proc/PID/task/*/status. Only the
 // threads the process has at Start are counted: start the meter once its threads are running.
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "transport/fd.h"
+#include "tools/tracepoint_counter.h"
 
 namespace ringfuse::tools {
 
@@ -34,14 +34,15 @@ class ContentionMeter {
   ContentionCounts Read() const;
 
  private:
-  ContentionMeter() = default;
+  ContentionMeter(pid_t pid, std::vector<pid_t> tids, TracepointCounter waits,
+                  TracepointCounter wakes);
   uint64_t Voluntary() const;
 
-  pid_t pid_ = 0;
+  pid_t pid_;
   std::vector<pid_t> tids_;
-  std::vector<internal::UniqueFd> waits_;  // one perf counter per thread
-  std::vector<internal::UniqueFd> wakes_;
-  uint64_t voluntary_at_start_ = 0;
+  TracepointCounter waits_;
+  TracepointCounter wakes_;
+  uint64_t voluntary_at_start_;  // after pid_ and tids_, which Voluntary() reads to set it
 };
 
 }  // namespace ringfuse::tools

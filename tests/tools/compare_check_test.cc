@@ -1,10 +1,15 @@
 // ringfuse-bench compare --check, on output written here rather than by a run: a full output
-// passes, and one missing figure fails it by name, the daemon's contention among them where the
-// meter works (and only there), and the Scaling section where two thread counts ran.
+// passes, and one missing figure fails it by name, the daemon's system calls and contention among
+// them where they can be counted (and only there), and the Scaling section where two thread
+// counts ran.
 #include "tools/compare_check.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "tests/daemon/test_files.h"
 #include "tests/tools/compare_test_options.h"
@@ -17,6 +22,7 @@ namespace {
 using ::ringfuse::testing::TempDir;
 using ::ringfuse::testing::WriteFile;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 CompareOptions Options(const std::string& output_dir) {
   CompareOptions options = TestOptions({"stat", "null"}, {1, 2}, {"native", "ringfused:name=a"});
@@ -44,29 +50,52 @@ void WriteOutput(const CompareOptions& options, const std::vector<Sample>& sampl
   WriteFile(options.output_dir + "/scaling.svg", ScalingChartSvg(options, samples));
 }
 
+// What the meters of tools/daemon_meters.h count where they work (root, tracefs): the figures
+// that are "n/a: why" without them.
+const std::vector<std::string> kMeteredFigures = {kSyscallsMetric, kFutexWaitsMetric,
+                                                  kFutexWakesMetric, kSwitchesMetric};
+
 TEST(CompareCheck, AFullOutputPasses) {
   TempDir dir("compare-check");
   const CompareOptions options = Options(dir.path());
   WriteOutput(options, EveryFigure(options));
-  EXPECT_TRUE(CheckOutput(options, /*contention_metered=*/true).ok());
+  EXPECT_TRUE(CheckOutput(options, /*uncountable=*/{}).ok());
 }
 
-TEST(CompareCheck, AMissingContentionFigureFailsWhereTheMeterWorks) {
+TEST(CompareCheck, AMissingSystemCallOrContentionFigureFailsWhereItCanBeCounted) {
+  for (const std::string metric : {kSyscallsMetric, kFutexWakesMetric}) {
+    SCOPED_TRACE(metric);
+    TempDir dir("compare-check");
+    const CompareOptions options = Options(dir.path());
+    WriteOutput(options, EveryFigure(options, metric));
+    const absl::Status checked = CheckOutput(options, /*uncountable=*/{});
+    ASSERT_FALSE(checked.ok());
+    EXPECT_THAT(checked.message(), HasSubstr("round 1 a stat x1 " + metric));
+    EXPECT_THAT(checked.message(), HasSubstr("round 1 a null " + metric));
+    EXPECT_THAT(checked.message(), Not(HasSubstr("native")));
+  }
+}
+
+TEST(CompareCheck, FiguresThatCannotBeCountedHereAreNotAskedFor) {
   TempDir dir("compare-check");
   const CompareOptions options = Options(dir.path());
-  WriteOutput(options, EveryFigure(options, kFutexWakesMetric));
-  const absl::Status checked = CheckOutput(options, /*contention_metered=*/true);
+  std::vector<Sample> samples = EveryFigure(options);
+  std::erase_if(samples, [](const Sample& sample) {
+    return std::find(kMeteredFigures.begin(), kMeteredFigures.end(), sample.metric) !=
+           kMeteredFigures.end();
+  });
+  WriteOutput(options, samples);
+  EXPECT_TRUE(CheckOutput(options, kMeteredFigures).ok());
+}
+
+// The negative control of the one above: a figure that cannot be counted excuses only itself.
+TEST(CompareCheck, AnUncountableFigureDoesNotExcuseAnother) {
+  TempDir dir("compare-check");
+  const CompareOptions options = Options(dir.path());
+  WriteOutput(options, EveryFigure(options, kSyscallsMetric));
+  const absl::Status checked = CheckOutput(options, /*uncountable=*/{kSwitchesMetric});
   ASSERT_FALSE(checked.ok());
-  EXPECT_THAT(checked.message(), HasSubstr("round 1 a stat x1 daemon_futex_wakes_per_op"));
-  EXPECT_THAT(checked.message(), HasSubstr("round 1 a null daemon_futex_wakes_per_op"));
-  EXPECT_THAT(checked.message(), ::testing::Not(HasSubstr("native")));
-}
-
-TEST(CompareCheck, ContentionIsNotAskedForWhereTheMeterCannotWork) {
-  TempDir dir("compare-check");
-  const CompareOptions options = Options(dir.path());
-  WriteOutput(options, EveryFigure(options, kSwitchesMetric));
-  EXPECT_TRUE(CheckOutput(options, /*contention_metered=*/false).ok());
+  EXPECT_THAT(checked.message(), HasSubstr("round 1 a null daemon_syscalls_per_op"));
 }
 
 TEST(CompareCheck, AMissingThreadCountFails) {
@@ -74,7 +103,7 @@ TEST(CompareCheck, AMissingThreadCountFails) {
   CompareOptions options = Options(dir.path());
   WriteOutput(options, EveryFigure(options));
   options.threads = {1, 2, 4};  // the run was asked for 4 threads too, and has no figure of it
-  const absl::Status checked = CheckOutput(options, /*contention_metered=*/true);
+  const absl::Status checked = CheckOutput(options, /*uncountable=*/{});
   ASSERT_FALSE(checked.ok());
   EXPECT_THAT(checked.message(), HasSubstr("round 1 native stat x4 ops_per_s"));
 }
@@ -85,7 +114,7 @@ TEST(CompareCheck, AReportWithoutItsScalingSectionOrChartFails) {
   WriteOutput(options, EveryFigure(options));
   WriteFile(dir.path() + "/results.md", "# ringfuse-bench compare\n");
   WriteFile(dir.path() + "/scaling.svg", "");
-  const absl::Status checked = CheckOutput(options, /*contention_metered=*/true);
+  const absl::Status checked = CheckOutput(options, /*uncountable=*/{});
   ASSERT_FALSE(checked.ok());
   EXPECT_THAT(checked.message(), HasSubstr("scaling.svg"));
   EXPECT_THAT(checked.message(), HasSubstr("results.md's Scaling section"));

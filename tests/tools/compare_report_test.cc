@@ -1,7 +1,7 @@
 // ringfuse-bench compare's tables: medians over rounds with their ratios, the flag on a result
 // that beats native (the negative control of a run: FUSE cannot beat the directory it serves
 // unless a cache answered), errors shown instead of hidden behind other rounds' values, a row per
-// client thread count, and the daemon's contention rows.
+// client thread count, and the daemon's system call and contention rows.
 #include "tools/compare_report.h"
 
 #include <gmock/gmock.h>
@@ -128,14 +128,16 @@ TEST(CompareReport, StatAndCreateHaveRowsAtEachThreadCountAndOtherWorkloadsOnce)
   EXPECT_THAT(
       RowKeys(ReportRows({"stat", "null"}, {1, 4})),
       ElementsAre("stat 1 ops_per_s", "stat 1 daemon_cpu_us_per_op",
-                  "stat 1 daemon_futex_waits_per_op", "stat 1 daemon_futex_wakes_per_op",
-                  "stat 1 daemon_voluntary_switches_per_op", "stat 4 ops_per_s",
-                  "stat 4 daemon_cpu_us_per_op", "stat 4 daemon_futex_waits_per_op",
+                  "stat 1 daemon_syscalls_per_op", "stat 1 daemon_futex_waits_per_op",
+                  "stat 1 daemon_futex_wakes_per_op", "stat 1 daemon_voluntary_switches_per_op",
+                  "stat 4 ops_per_s", "stat 4 daemon_cpu_us_per_op",
+                  "stat 4 daemon_syscalls_per_op", "stat 4 daemon_futex_waits_per_op",
                   "stat 4 daemon_futex_wakes_per_op", "stat 4 daemon_voluntary_switches_per_op",
                   "null 0 p50_us", "null 0 p99_us", "null 0 p999_us", "null 0 ops_per_s",
-                  "null 0 daemon_cpu_us_per_op", "null 0 daemon_futex_waits_per_op",
-                  "null 0 daemon_futex_wakes_per_op", "null 0 daemon_voluntary_switches_per_op",
-                  "daemon 0 peak_rss_mib", "daemon 0 clean_stop"));
+                  "null 0 daemon_cpu_us_per_op", "null 0 daemon_syscalls_per_op",
+                  "null 0 daemon_futex_waits_per_op", "null 0 daemon_futex_wakes_per_op",
+                  "null 0 daemon_voluntary_switches_per_op", "daemon 0 peak_rss_mib",
+                  "daemon 0 clean_stop"));
 }
 
 TEST(CompareReport, TitlesNameTheThreadCountOfStatAndCreate) {
@@ -145,6 +147,8 @@ TEST(CompareReport, TitlesNameTheThreadCountOfStatAndCreate) {
             "create+unlink, 16 threads, daemon futex wakes/op");
   EXPECT_EQ(RowTitle({"null", kSwitchesMetric}),
             "null round trip (stat of one file), daemon voluntary switches/op");
+  EXPECT_EQ(RowTitle({"stat", kSyscallsMetric, 2}),
+            "stat storm, 2 threads, daemon system calls/op");
 }
 
 TEST(CompareReport, MediansOfOneThreadCountIgnoreTheOthers) {
@@ -168,6 +172,18 @@ TEST(CompareReport, ContentionRowsFollowEachWorkloadWithoutRatiosOrNativeFlag) {
               Not(testing::IsEmpty()));
   EXPECT_THAT(Line(markdown, "null round trip (stat of one file), daemon voluntary switches/op"),
               Not(testing::IsEmpty()));
+}
+
+// Unlike futex calls, a daemon makes system calls for its work (at least one for each batch of
+// requests): counts well above 0, whose ratio against the first daemon says something.
+TEST(CompareReport, SystemCallRowsHaveTheirRatioAgainstTheFirstDaemonButNoNativeFlag) {
+  std::vector<Sample> samples = {Value(1, "native", "null", "ops_per_s", 100000),
+                                 Value(1, "a", "null", kSyscallsMetric, 2.0),
+                                 Value(1, "b", "null", kSyscallsMetric, 3.0)};
+  const std::string line = Line(MarkdownReport(Options(), samples, "cmd"),
+                                "null round trip (stat of one file), daemon system calls/op");
+  EXPECT_THAT(line, HasSubstr("| – | 2.00 | 3.00 (1.50x d) | – |"));
+  EXPECT_THAT(line, Not(HasSubstr("beats native")));
 }
 
 TEST(CompareReport, UncountedContentionSaysWhyInItsCell) {
