@@ -1,6 +1,7 @@
 #include "daemon/owner_locks.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -71,11 +72,22 @@ int CarryReadLocks(int from, int to) {
 
 }  // namespace
 
+OwnerLocks::Limits OwnerLocks::DefaultLimits() {
+  constexpr size_t kFewest = 64;
+  struct rlimit limit {};
+  size_t total = kFewest;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    total = limit.rlim_cur == RLIM_INFINITY ? size_t{1} << 20
+                                            : std::max<size_t>(limit.rlim_cur / 8, kFewest);
+  }
+  return Limits{total, total / 4};
+}
+
 std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle, uint64_t fh,
-                                                       uint64_t owner) {
+                                                       uint64_t owner, uid_t uid) {
   const Key key{handle.dev(), handle.ino(), owner};
   absl::MutexLock hold(&mutex_);
-  if (const int error = Prepare(key, handle); error != 0) {
+  if (const int error = Prepare(key, handle, uid); error != 0) {
     errno = error;
     return nullptr;
   }
@@ -86,13 +98,18 @@ std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle,
   return std::make_shared<Request>(*this, key);
 }
 
-int OwnerLocks::Prepare(const Key& key, const FileHandle& handle) {
+int OwnerLocks::Prepare(const Key& key, const FileHandle& handle, uid_t uid) {
   auto known = opens_.find(key);
   if (known != opens_.end() && (known->second.writable || !Writable(handle))) return 0;
+  if (known == opens_.end() &&
+      (opens_.size() >= limits_.total || OpensOf(uid) >= limits_.per_user)) {
+    return ENOLCK;
+  }
   internal::UniqueFd fd = OpenFor(handle);
   if (known == opens_.end()) {
     if (!fd.valid()) return errno;
-    opens_.emplace(key, OwnerOpen{std::move(fd), Writable(handle)});
+    opens_.emplace(key, OwnerOpen{.fd = std::move(fd), .uid = uid, .writable = Writable(handle)});
+    ++per_user_[uid];
     return 0;
   }
   // Made writable where it can be; else the read-only open serves on (a write lock there fails).
@@ -102,12 +119,20 @@ int OwnerLocks::Prepare(const Key& key, const FileHandle& handle) {
   return 0;
 }
 
-int OwnerLocks::Get(const Key& key, struct flock& lock) {
+int OwnerLocks::Probe(const FileHandle& handle, uint64_t owner, struct flock& lock) {
+  const Key key{handle.dev(), handle.ino(), owner};
   absl::MutexLock hold(&mutex_);
-  const OwnerOpen& open = opens_.at(key);  // kept while a Request is alive
-  if (::fcntl(open.fd.get(), F_OFD_GETLK, &lock) != 0) return errno;
+  const auto known = opens_.find(key);
+  const int fd = known != opens_.end() ? known->second.fd.get() : handle.fd();
+  if (::fcntl(fd, F_OFD_GETLK, &lock) != 0) return errno;
   if (lock.l_type != F_UNLCK) lock.l_pid = HolderOf(key, lock);
   return 0;
+}
+
+bool OwnerLocks::Holds(const FileHandle& handle, uint64_t owner) const {
+  if (held_.load(std::memory_order_acquire) == 0) return false;
+  absl::ReaderMutexLock hold(&mutex_);
+  return opens_.contains(Key{handle.dev(), handle.ino(), owner});
 }
 
 int OwnerLocks::Set(const Key& key, struct flock lock, uint32_t pid) {
@@ -139,7 +164,7 @@ pid_t OwnerLocks::HolderOf(const Key& key, const struct flock& lock) {
 void OwnerLocks::End(const Key& key) {
   absl::MutexLock hold(&mutex_);
   auto known = opens_.find(key);
-  if (--known->second.requests == 0 && known->second.flushed) opens_.erase(known);
+  if (--known->second.requests == 0 && known->second.flushed) Erase(known);
   Counted();
 }
 
@@ -160,9 +185,21 @@ void OwnerLocks::Released(uint64_t fh) {
   }
 }
 
+size_t OwnerLocks::OpensOf(uid_t uid) const {
+  const auto counted = per_user_.find(uid);
+  return counted == per_user_.end() ? 0 : counted->second;
+}
+
+void OwnerLocks::Erase(Opens::iterator open) {
+  if (const uid_t uid = open->second.uid; uid != kNoUser && --per_user_[uid] == 0) {
+    per_user_.erase(uid);
+  }
+  opens_.erase(open);
+}
+
 void OwnerLocks::DropOpen(Opens::iterator open) {
   if (open->second.requests == 0) {
-    opens_.erase(open);  // closing the open releases its locks
+    Erase(open);  // closing the open releases its locks
     Counted();
     return;
   }

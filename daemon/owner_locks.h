@@ -23,6 +23,14 @@
 // would keep SOURCE's executable from running, ETXTBSY, and show leases and inotify a writer).
 // A write lock asked later through a writable open reopens it read-write, and carries the read
 // locks it held over.
+//
+// Each owner's open is an fd of a root daemon that a local user can make by forking: one open
+// file and 20,000 children each locking it made 20,000 fds, after which every user's LOOKUP and
+// OPEN failed with EMFILE. So an open is made only to hold locks: a GETLK, or an unlock, by an
+// owner that has none asks through the handle's own fd (which holds no POSIX or OFD lock:
+// flock's are another kind), and the opens are bounded in total and per user (Limits), beyond
+// which a lock is refused with ENOLCK ("no locks available"), as fcntl(2) allows. An open a
+// handover brought counts in the total, not towards any user.
 #pragma once
 
 #include <fcntl.h>
@@ -35,6 +43,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/file_handle.h"
 #include "transport/fd.h"
@@ -54,10 +63,6 @@ class OwnerLocks {
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
-    // F_OFD_GETLK on the owner's open, the conflicting lock's l_pid being the process that
-    // took it through the mount (0 for a lock the daemon does not know, taken in SOURCE): 0 or
-    // an errno.
-    int Get(struct flock& lock) { return locks_.Get(key_, lock); }
     // F_OFD_SETLK on the owner's open for process `pid`: 0 or an errno.
     int Set(struct flock lock, uint32_t pid) { return locks_.Set(key_, lock, pid); }
 
@@ -66,10 +71,25 @@ class OwnerLocks {
     const Key key_;
   };
 
-  // A request by `owner` through `handle` (the kernel's `fh` for it), on its open of the
-  // handle's inode (made, or made writable, as the handle allows); null with errno set when that
-  // open cannot be had.
-  std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t fh, uint64_t owner);
+  // How many owners' opens may be held at once, in all and by one user.
+  struct Limits {
+    size_t total;
+    size_t per_user;
+  };
+  // An eighth of the fd limit (at least 64), a quarter of that per user.
+  static Limits DefaultLimits();
+  explicit OwnerLocks(Limits limits = DefaultLimits()) : limits_(limits) {}
+
+  // A lock by `owner`, a process of user `uid`, through `handle` (the kernel's `fh` for it), on
+  // its open of the handle's inode (made, or made writable, as the handle allows); null with
+  // errno set when that open cannot be had (ENOLCK past the limits).
+  std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t fh, uint64_t owner, uid_t uid);
+  // F_OFD_GETLK for `owner` through its open if it has one, else through the handle's own fd:
+  // a question makes no open. The conflicting lock's l_pid is the process that took it through
+  // the mount (0 for a lock the daemon does not know, taken in SOURCE); 0 or an errno.
+  int Probe(const FileHandle& handle, uint64_t owner, struct flock& lock);
+  // Whether `owner` holds an open of the handle's inode (and so any lock there to release).
+  bool Holds(const FileHandle& handle, uint64_t owner) const;
   // Releases every lock `owner` holds on the handle's inode.
   void Drop(const FileHandle& handle, uint64_t owner);
   // The kernel released `fh`: the owners whose opens were last used through it (an OFD lock's
@@ -98,8 +118,12 @@ class OwnerLocks {
   static int CheckAccess(const FileHandle& handle, short lock_type);
 
  private:
+  // The user an open counts towards: none for one a handover brought.
+  static constexpr uid_t kNoUser = static_cast<uid_t>(-1);
+
   struct OwnerOpen {
     internal::UniqueFd fd;
+    uid_t uid = kNoUser;
     bool writable = false;
     uint64_t last_fh = 0;   // the handle of the owner's latest request
     uint32_t pid = 0;       // the process of the owner's latest lock (one pid per owner)
@@ -109,9 +133,13 @@ class OwnerLocks {
   // Ordered: the owners of one inode are neighbours.
   using Opens = std::map<Key, OwnerOpen>;
 
-  // The owner's open, made or made writable as `handle` allows; 0 or an errno.
-  int Prepare(const Key& key, const FileHandle& handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  int Get(const Key& key, struct flock& lock);
+  // The owner's open, made (within the limits) or made writable as `handle` allows; 0 or an
+  // errno.
+  int Prepare(const Key& key, const FileHandle& handle, uid_t uid)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  size_t OpensOf(uid_t uid) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Takes an open out, and out of its user's count; closing it releases its locks.
+  void Erase(Opens::iterator open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   int Set(const Key& key, struct flock lock, uint32_t pid);
   // The pid of the owner other than `key`'s holding `lock` on key's inode, or 0.
   pid_t HolderOf(const Key& key, const struct flock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
@@ -125,8 +153,10 @@ class OwnerLocks {
     held_.store(opens_.size(), std::memory_order_release);
   }
 
+  const Limits limits_;
   mutable absl::Mutex mutex_;
   Opens opens_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<uid_t, size_t> per_user_ ABSL_GUARDED_BY(mutex_);
   std::atomic<size_t> held_{0};
 };
 

@@ -45,11 +45,10 @@ int LockResult(int error) { return error == EACCES || error == EWOULDBLOCK ? EAG
 void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  const std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(*file, args.fh(), args.lock_owner());
-  if (request == nullptr) return reply.Error(errno);
   struct flock lock = FlockOf(args.lock());
-  if (const int error = request->Get(lock); error != 0) return reply.Error(error);
+  if (const int error = owner_locks_.Probe(*file, args.lock_owner(), lock); error != 0) {
+    return reply.Error(error);
+  }
   reply.Ok(FileLockOf(lock));
 }
 
@@ -61,9 +60,11 @@ void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, 
   if (const int error = OwnerLocks::CheckAccess(*file, lock.l_type); error != 0) {
     return reply.Error(error);
   }
+  // An owner with no open holds no lock to release: no open is made for nothing.
+  if (lock.l_type == F_UNLCK && !owner_locks_.Holds(*file, args.lock_owner())) return reply.Ok();
   // The request, held by a waiting attempt, keeps the owner's open past a FLUSH (owner_locks.h).
   std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(*file, args.fh(), args.lock_owner());
+      owner_locks_.Begin(*file, args.fh(), args.lock_owner(), context.uid());
   if (request == nullptr) return reply.Error(errno);
   auto attempt = [request = std::move(request), lock, pid = args.lock().pid] {
     return LockResult(request->Set(lock, pid));

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "daemon/control_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -384,6 +385,99 @@ TEST_F(RingfusedUnderFdLimit, ClientsHoldingManyFilesGetFdsTheNodesHeld) {
   EXPECT_LE(ringfuse::testing::OpenFdCount(daemon_pid_), size_t{2048});
   held.clear();
   Stop();
+}
+
+// A local user's lock owners, made by forking, against a root daemon at the default fd limit:
+// each of 2,000 children of one user asks F_GETLK and takes a write lock on its own byte of one
+// open file, and waits. Each owner's open used to be an fd (a question too), so the daemon ran
+// out of fds and every user's LOOKUP and OPEN failed with EMFILE. Now a question makes no fd,
+// locks are bounded per user (ENOLCK beyond), and another user still opens, locks and walks.
+struct LockAttempt {
+  int asked;  // F_GETLK's errno
+  int taken;  // F_SETLK's errno
+};
+
+// Children of `user`, each asking about and locking byte i of `fd`, then waiting for SIGKILL.
+std::vector<pid_t> ForkLockOwners(const User& user, int fd, int children, int report) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < children; ++i) {
+    const pid_t pid = ::fork();
+    if (pid != 0) {
+      if (pid > 0) pids.push_back(pid);
+      continue;
+    }
+    if (::setgroups(0, nullptr) != 0 || ::setgid(user.gid) != 0 || ::setuid(user.uid) != 0) {
+      ::_exit(1);
+    }
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = i;
+    lock.l_len = 1;
+    struct flock question = lock;
+    LockAttempt attempt{::fcntl(fd, F_GETLK, &question) == 0 ? 0 : errno, 0};
+    attempt.taken = ::fcntl(fd, F_SETLK, &lock) == 0 ? 0 : errno;
+    if (::write(report, &attempt, sizeof(attempt)) != sizeof(attempt)) ::_exit(1);
+    ::pause();
+    ::_exit(0);
+  }
+  return pids;
+}
+
+TEST_F(RingfusedUnderFdLimit, OneUsersManyLockOwnersLeaveOtherUsersServed) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  constexpr int kOwners = 2000, kFiles = 200;
+  constexpr size_t kPerUser = 1024 / 8 / 4;  // OwnerLocks::DefaultLimits at 1024 fds
+  const User attacker{4242, 4242, {}}, other{4343, 4343, {}};
+  const std::string source = dir_.path() + "/many";
+  MakeEmptyFiles(source, kFiles);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // other users reach the mountpoint
+  ASSERT_EQ(::chmod((source + "/0").c_str(), 0666), 0);
+  ASSERT_EQ(::chmod((source + "/1").c_str(), 0666), 0);
+  StartInForeground({"-f", "-o", "allow_other", source, mountpoint_}, dir_.path() + "/stderr",
+                    {.fd_limit = rlimit{1024, 1024}});
+  const internal::UniqueFd locked(::open((mountpoint_ + "/0").c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_TRUE(locked.valid()) << std::strerror(errno);
+  const size_t fds_before = ringfuse::testing::OpenFdCount(daemon_pid_);
+  int report[2];
+  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+  const internal::UniqueFd reports(report[0]), writer(report[1]);
+  std::vector<pid_t> owners = ForkLockOwners(attacker, locked.get(), kOwners, writer.get());
+  const auto end_owners = absl::MakeCleanup([&] {
+    for (const pid_t pid : owners) ::kill(pid, SIGKILL);
+    for (const pid_t pid : owners) ::waitpid(pid, nullptr, 0);
+  });
+  ASSERT_EQ(owners.size(), size_t{kOwners});
+  int asked = 0, taken = 0, refused = 0;
+  for (int i = 0; i < kOwners; ++i) {
+    LockAttempt attempt{};
+    ASSERT_EQ(::read(reports.get(), &attempt, sizeof(attempt)), sizeof(attempt));
+    asked += attempt.asked == 0;
+    taken += attempt.taken == 0;
+    refused += attempt.taken == ENOLCK;
+  }
+  EXPECT_EQ(asked, kOwners) << "every question is answered, and makes no fd";
+  EXPECT_EQ(size_t(taken), kPerUser);
+  EXPECT_EQ(taken + refused, kOwners) << "a lock beyond the bound is refused with ENOLCK";
+  EXPECT_LE(ringfuse::testing::OpenFdCount(daemon_pid_), fds_before + kPerUser + 4);
+  EXPECT_EQ(
+      As(other,
+         [&] {
+           const internal::UniqueFd file(::open((mountpoint_ + "/1").c_str(), O_RDWR | O_CLOEXEC));
+           struct flock lock {};
+           lock.l_type = F_WRLCK;
+           lock.l_whence = SEEK_SET;
+           if (!file.valid() || ::fcntl(file.get(), F_SETLK, &lock) != 0) return -1;
+           struct stat st {};
+           for (int i = 0; i < kFiles; ++i) {
+             if (::stat((mountpoint_ + "/" + std::to_string(i)).c_str(), &st) != 0) {
+               return -1;
+             }
+           }
+           return 0;
+         }),
+      0)
+      << "another user was refused: " << std::strerror(errno);
 }
 
 // Without CAP_DAC_READ_SEARCH (a user's own daemon) nodes cannot be reopened by handle, but by
