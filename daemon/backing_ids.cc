@@ -8,32 +8,22 @@
 namespace ringfuse::daemon {
 
 absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, int handle_fd,
-                                            dev_t dev, ino_t ino, bool writes) {
+                                            dev_t dev, ino_t ino) {
   Shard& shard = ShardOf(dev, ino);
   absl::MutexLock lock(&shard.mutex);
   if (auto known = shard.shared.find({dev, ino}); known != shard.shared.end()) {
-    if (writes && !known->second.writable) {
-      return absl::FailedPreconditionError("the shared backing file is read-only");
-    }
     ++known->second.opens;
     return known->second.backing.id();
   }
-  // Opened as the daemon: the client's own open, as the caller, already passed the checks.
-  bool writable = !read_only_;
-  internal::UniqueFd backing(writable ? Reopen(handle_fd, O_RDWR) : -1);
-  if (!backing.valid()) {
-    writable = false;
-    backing.reset(Reopen(handle_fd, O_RDONLY));
-  }
-  if (!backing.valid() || (writes && !writable)) {
-    return absl::UnavailableError("no backing file to share for writing");
-  }
-  // The kernel keeps its own reference to the file; ours closes on return.
+  // Opened as the daemon, whose credentials the registration takes: the client's own open, as
+  // the caller, already passed the checks. The kernel keeps its own reference to the file; ours
+  // closes on return.
+  const internal::UniqueFd backing(Reopen(handle_fd, O_RDONLY));
+  if (!backing.valid()) return absl::UnavailableError("no backing file to share");
   absl::StatusOr<BackingFile> registered = backing_files.Open(backing.get());
-  // Not FailedPrecondition, which is the answer for a read-only shared file alone.
-  if (!registered.ok()) return absl::UnavailableError(registered.status().message());
+  if (!registered.ok()) return registered.status();
   const int32_t id = registered->id();
-  shard.shared[{dev, ino}] = Shared{std::move(*registered), writable, 1};
+  shard.shared[{dev, ino}] = Shared{std::move(*registered), 1};
   return id;
 }
 
@@ -50,8 +40,7 @@ std::vector<BackingIds::Saved> BackingIds::Save() {
   for (Shard& shard : shards_) {
     absl::MutexLock lock(&shard.mutex);
     for (const auto& [inode, shared] : shard.shared) {
-      saved.push_back(
-          Saved{inode.first, inode.second, shared.backing.id(), shared.writable, shared.opens});
+      saved.push_back(Saved{inode.first, inode.second, shared.backing.id(), false, shared.opens});
     }
   }
   return saved;
@@ -73,7 +62,7 @@ absl::Status BackingIds::Restore(const BackingFiles& backing_files,
     if (!adopted.ok()) return adopted.status();  // not bound: the first fails, none adopted
     Shard& shard = ShardOf(one.dev, one.ino);
     absl::MutexLock lock(&shard.mutex);
-    shard.shared[{one.dev, one.ino}] = Shared{std::move(*adopted), one.writable, one.opens};
+    shard.shared[{one.dev, one.ino}] = Shared{std::move(*adopted), one.opens};
   }
   return absl::OkStatus();
 }

@@ -2,14 +2,14 @@
 // makes the open fail with EIO), so all opens of one inode share one backing id: registered by
 // the first open, counted, and closed by the last release.
 //
-// The shared backing file is opened read-write whenever the backing filesystem lets the daemon,
-// even for a first open that only reads: a later open of the same inode may write, and the
-// kernel neither lets it use another backing file while this one is registered nor lets the
-// daemon serve it itself (fs/fuse/iomode.c: every open of an inode open in passthrough must be
-// passthrough too). What that costs: while a file is open through the mount, the daemon is a
-// writer of it in SOURCE, so running it there natively fails ETXTBSY, and leases and inotify
-// see a writer. Not in the read-only modes (-o ro, revisions), where no open writes: there the
-// shared file is opened read-only.
+// The registered file gives the kernel a path, and the registration the credentials it opens
+// with (the registering thread's, fs/fuse/backing.c): at each open in passthrough the kernel
+// opens a backing file of its own, from that path with that open's flags (fs/fuse/passthrough.c,
+// fuse_passthrough_open). So the shared file is opened read-only, whatever the first open asked
+// for: a writer through the mount is a writer of SOURCE's file while it has it open, and only
+// then, as natively (running the file there meanwhile fails ETXTBSY, and so does the writer's
+// open while it runs); a reader keeps no native run from starting and breaks no lease a native
+// reader would not.
 #pragma once
 
 #include <sys/types.h>
@@ -28,16 +28,11 @@ namespace ringfuse::daemon {
 
 class BackingIds {
  public:
-  // `read_only`: no open of the mount may write (they are refused EROFS before they get here).
-  explicit BackingIds(bool read_only) : read_only_(read_only) {}
-
   // The backing id for the inode `handle_fd` is open on, registering it with `backing_files`
-  // first if no open of that inode holds one. FailedPrecondition if `writes` but the registered
-  // shared file is read-only (it was a running executable, say, when it was opened): that open must
-  // fail, since the kernel accepts no other kind of open of the inode. Another error when nothing
-  // is registered and registering failed: the caller may serve that open itself.
+  // first if no open of that inode holds one. An error when nothing is registered and
+  // registering failed: the caller may serve that open itself.
   absl::StatusOr<int32_t> Acquire(const BackingFiles& backing_files, int handle_fd, dev_t dev,
-                                  ino_t ino, bool writes);
+                                  ino_t ino);
   // One open of (dev, ino) ended; the registration is closed when it was the last.
   void Release(dev_t dev, ino_t ino);
 
@@ -46,6 +41,9 @@ class BackingIds {
     dev_t dev;
     ino_t ino;
     int32_t id;
+    // The handover layout's (handover_state.h, version 1): whether the registered file was
+    // opened read-write, as a daemon from before did where it could. Saved false, ignored when
+    // restored: the kernel's own backing files carry each open's access.
     bool writable;
     uint32_t opens;
   };
@@ -57,7 +55,6 @@ class BackingIds {
  private:
   struct Shared {
     BackingFile backing;
-    bool writable;
     uint32_t opens;
   };
 
@@ -71,7 +68,6 @@ class BackingIds {
   };
   Shard& ShardOf(dev_t dev, ino_t ino) { return shards_[(ino ^ dev) % kShards]; }
 
-  const bool read_only_;
   Shard shards_[kShards];
 };
 

@@ -359,6 +359,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
       StartSession(session_options, options, *running.fs, *served, inherited, running.journals);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
+  running.fs->SetNotifier(&running.session->notifier());
   if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(wire::NotifyCode::kPrune)) {
     Notifier* notifier = &running.session->notifier();
     running.fs->SetPruner([notifier](std::span<const uint64_t> nodeids) {

@@ -31,16 +31,32 @@ uint64_t CallerKeeps(bool kill_suidgid) { return kill_suidgid ? 0 : kCapabilityF
 // it, not to read it (fs/exec.c: MAY_EXEC only), and passes that mode on (fs/fuse/file.c).
 constexpr int kOpenForExec = 040;
 
+// The set-user-ID and set-group-ID bits of the file `fd` is open on (O_PATH will do); none where
+// they cannot be read.
+mode_t SetIdBits(int fd) {
+  struct stat st;
+  return ::fstat(fd, &st) == 0 ? st.st_mode & (S_ISUID | S_ISGID) : 0;
+}
+
 // Kernel passthrough writes reach the backing file with the credentials it was registered with,
 // the daemon's, for whoever writes, so the backing filesystem would keep set-user-ID and
 // set-group-ID. Every open of a set-ID file is served by the daemon instead, whose WRITEs carry
 // the caller. Not covered: a file made set-ID while open in passthrough; until those opens
 // close, the kernel fails further cached opens of it with EIO (fs/fuse/iomode.c), which
 // BackingIds would have to be asked about to avoid.
-bool SetId(int fd) {
-  struct stat st;
-  return ::fstat(fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) != 0;
-}
+bool SetId(int fd) { return SetIdBits(fd) != 0; }
+
+// Whether a change cleared set-ID bits, from the file's bits before and after it. Read only for a
+// change made as a caller without CAP_FSETID (`watched`): no other clears them.
+class SetIdWatch {
+ public:
+  SetIdWatch(int fd, bool watched) : fd_(fd), before_(watched ? SetIdBits(fd) : 0) {}
+  bool Cleared() const { return before_ != 0 && SetIdBits(fd_) != before_; }
+
+ private:
+  const int fd_;
+  const mode_t before_;
+};
 
 // The kernel opens FIFOs, sockets and device nodes itself (fs/fuse/inode.c gives them the
 // special-file operations: a pipe, or the device's driver) and sends OPEN only for the rest.
@@ -117,20 +133,16 @@ int PassthroughFs::NewHandle(internal::UniqueFd fd, uint64_t nodeid, int flags, 
     return fh;
   };
   if (options_.passthrough && !SetId(handle->fd())) {
-    absl::StatusOr<int32_t> id = backing_ids_.Acquire(backing_files_, handle->fd(), handle->dev(),
-                                                      handle->ino(), Writes(flags));
+    absl::StatusOr<int32_t> id =
+        backing_ids_.Acquire(backing_files_, handle->fd(), handle->dev(), handle->ino());
     if (id.ok()) {
-      // The kernel transfers the data itself, through the backing file as this open made it:
-      // O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), and one backing file
-      // serves every passthrough open of the inode, so a client's O_DIRECT is not honoured here.
+      // The kernel transfers the data itself, through a backing file it opens for this open
+      // (backing_ids.h): O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), so a
+      // client's O_DIRECT is not honoured here.
       handle->set_passthrough();
       out = MakeOpenOut(add(std::move(handle)), wire::kFopenPassthrough, *id);
       return 0;
     }
-    // The kernel would fail a daemon-served open of an inode open in passthrough with EIO; its
-    // own word for that conflict (fs/fuse/iomode.c) is ETXTBSY, which also says why: the file
-    // was busy running when the inode's shared backing file was opened.
-    if (absl::IsFailedPrecondition(id.status())) return ETXTBSY;
     // Nothing registered for the inode: the daemon serves this open itself.
   }
   if (direct) {
@@ -150,9 +162,12 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   if (inode == nullptr) return reply.Error(errno);
   if (const int error = SpecialFileError(inode->path.get()); error != 0) return reply.Error(error);
   const int flags = BackingFlags(args.flags());
+  const SetIdWatch set_id(inode->path.get(), (flags & O_TRUNC) && args.kill_suid_gid());
   internal::UniqueFd fd(OpenBackingFile(context, inode->path.get(), flags,
                                         CallerKeeps(!(flags & O_TRUNC) || args.kill_suid_gid())));
-  if (!fd.valid()) return reply.Error(errno);
+  const int open_error = fd.valid() ? 0 : errno;
+  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
+  if (open_error != 0) return reply.Error(open_error);
   wire::OpenOut open;
   if (const int error =
           NewHandle(std::move(fd), context.nodeid(), flags & ~kOpenForExec,
@@ -281,6 +296,21 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   reply.Ok(entry, open);
 }
 
+// With HANDLE_KILLPRIV_V2 the daemon clears set-ID bits, and nothing tells the kernel: after
+// WRITE, FALLOCATE, COPY_FILE_RANGE and an O_TRUNC OPEN it drops only the size and times it
+// caches (fs/fuse/file.c: fuse_write_update_attr, fuse_file_fallocate, fuse_truncate_update_attr
+// invalidate FUSE_STATX_MODSIZE), so statx(STATX_MODE) would show the old mode, set-ID bits
+// included, until the attribute timeout, and so would execve, which asks again only for a mode
+// marked stale (fs/fuse/dir.c, fuse_permission). Sent from the handler, before the reply:
+// attributes only, for which the kernel takes no lock the waiting request may hold, only the
+// inode's spinlock (fs/fuse/inode.c, fuse_reverse_inval_inode with offset < 0). Its answer
+// changes nothing here: NotFound says the kernel caches nothing of the node, and the change is
+// made and answered either way.
+void PassthroughFs::InvalidateAttributes(uint64_t nodeid) const {
+  Notifier* notifier = notifier_.load(std::memory_order_acquire);
+  if (notifier != nullptr) notifier->InvalInode(nodeid).IgnoreError();
+}
+
 void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {
   reads_.fetch_add(1, std::memory_order_relaxed);
   const MutableBytes buffer = ThreadBuffer(args.size());
@@ -329,6 +359,7 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   // the end, once more. So an append is made once across crashes (ExecuteOnce); it was made
   // when the file has grown by its length since. The test hooks know it by the bytes.
   const std::string_view bytes(reinterpret_cast<const char*>(args.data.data()), args.data.size());
+  const SetIdWatch set_id(fd, args.kill_suid_gid());
   const int64_t result =
       (file->flags() & O_APPEND) == 0
           ? write_bytes()
@@ -336,6 +367,7 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
                         [&](const ChangeJournal::Outcome& earlier) {
                           return ReplayAppend(earlier, fd, args.data.size());
                         });
+  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
   if (result < 0) return reply.Error(static_cast<int>(-result));
   reply.Ok(static_cast<uint64_t>(result));
 }
@@ -377,19 +409,23 @@ void PassthroughFs::Release(const RequestContext&, const op::Release& args, Empt
 
 // Mode bits (punch hole, keep size, zero range, ...) go to the backing filesystem as given.
 // FALLOCATE and COPY_FILE_RANGE carry no KILL_SUIDGID: a non-root caller is taken to lack
-// CAP_FSETID, as nearly every one does.
+// CAP_FSETID, as nearly every one does, so the set-ID bits are watched for every caller.
 void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate& args,
                               EmptyReply reply) {
   if (options_.read_only) return reply.Error(EROFS);
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const int fd = file->fd();
+  const SetIdWatch set_id(fd, true);
+  int error = 0;
   if (CallAsCaller(context, kCreatesNothing, [&] {
         return ::fallocate(fd, args.mode(), static_cast<off_t>(args.offset()),
                            static_cast<off_t>(args.length()));
       }) != 0) {
-    return reply.Error(errno);
+    error = errno;
   }
+  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
+  if (error != 0) return reply.Error(error);
   reply.Ok();
 }
 
@@ -414,13 +450,17 @@ void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyF
   const int in = in_file->fd();
   const int out = out_file->fd();
   ssize_t copied = -1;
+  const SetIdWatch set_id(out, true);
+  int error = 0;
   if (CallAsCaller(context, kCreatesNothing, [&] {
         copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.length(),
                                    static_cast<unsigned>(args.flags()));
         return copied < 0 ? -1 : 0;
       }) != 0) {
-    return reply.Error(errno);
+    error = errno;
   }
+  if (set_id.Cleared()) InvalidateAttributes(args.nodeid_out());
+  if (error != 0) return reply.Error(error);
   reply.Ok(static_cast<uint64_t>(copied));
 }
 

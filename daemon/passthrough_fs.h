@@ -34,6 +34,7 @@
 #include "daemon/owner_locks.h"
 #include "ringfuse/backing.h"
 #include "ringfuse/handler.h"
+#include "ringfuse/notifier.h"
 
 namespace ringfuse::daemon {
 
@@ -74,6 +75,10 @@ class PassthroughFs : public Handler {
   // Session::Start, where the kernel has PRUNE; without it those nodes stay open until FORGET.
   using Pruner = std::function<void(std::span<const uint64_t> nodeids)>;
   void SetPruner(Pruner pruner);
+  // The connection's notifier (not owned), for what the kernel must learn before a reply: a
+  // change that cleared set-ID bits. Set once, right after Session::Start; until then nothing is
+  // sent, and the kernel's attribute timeout bounds what it keeps.
+  void SetNotifier(Notifier* notifier) { notifier_.store(notifier, std::memory_order_release); }
   // Whether kernel passthrough can work on this connection: agreed at INIT, and a backing file
   // can be registered (it needs CAP_SYS_ADMIN in the initial user namespace). Probes once.
   absl::Status CheckPassthroughWorks() const;
@@ -231,6 +236,9 @@ class PassthroughFs : public Handler {
   // least recently used beyond half of it to the pruner.
   void PruneIfTooManyPinned();
   int ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change);
+  // Tells the kernel to drop the attributes it caches for `nodeid` (attributes only, waiting
+  // for its answer): for a change whose reply carries none.
+  void InvalidateAttributes(uint64_t nodeid) const;
   // The umask the backing call applies: the request's when the kernel left it to us.
   mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
   // FOPEN_* flags for an OPENDIR reply.
@@ -264,6 +272,7 @@ class PassthroughFs : public Handler {
   Pruner pruner_;                    // set once by SetPruner, then only read
   std::atomic<bool> pruner_set_{false};
   std::atomic<int64_t> last_prune_{0};  // steady_clock ticks of the last prune asked for
+  std::atomic<Notifier*> notifier_{nullptr};  // set once by SetNotifier
   std::atomic<uint64_t> reads_{0};
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> listings_{0};  // READDIR and READDIRPLUS
@@ -292,7 +301,7 @@ class PassthroughFs : public Handler {
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
   BackingFiles backing_files_;  // before the ids it registers
-  BackingIds backing_ids_{options_.read_only};
+  BackingIds backing_ids_;
 };
 
 }  // namespace ringfuse::daemon

@@ -51,6 +51,7 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
         ringfuse::testing::ServedMount::Start(*fs_, GetParam(), session);
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);
+    fs_->SetNotifier(&mount_->session().notifier());
   }
   void Unmount() {
     mount_.reset();
