@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
+#include "daemon/fd_room.h"
 #include "daemon/passthrough_fs.h"
 #include "daemon/thread_buffer.h"
 
@@ -169,9 +170,8 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
   if (open_error != 0) return reply.Error(open_error);
   wire::OpenOut open;
-  if (const int error =
-          NewHandle(std::move(fd), context.nodeid(), flags & ~kOpenForExec,
-                    args.flags() & O_DIRECT, open);
+  if (const int error = NewHandle(std::move(fd), context.nodeid(), flags & ~kOpenForExec,
+                                  args.flags() & O_DIRECT, open);
       error != 0) {
     return reply.Error(error);
   }
@@ -202,8 +202,12 @@ int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, i
 // for a symlink, which the daemon never follows).
 int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name,
                                 int flags, mode_t mode, uint32_t umask) const {
+  // Made again after an EMFILE (fd_room.h): the kernel takes the fd before it creates anything.
   const int created = CallAsCaller(context, CreateUmask(umask), [&] {
-    return ::openat(dir_fd, name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    return OpenMakingRoom([&] {
+      return ::openat(dir_fd, name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      mode);
+    });
   });
   if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
   const internal::UniqueFd existing(
@@ -277,7 +281,8 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   if (dir == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.flags() & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
   internal::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()), [&] {
-    return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.mode());
+    return OpenMakingRoom(
+        [&] { return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.mode()); });
   }));
   if (!fd.valid()) return reply.Error(errno);
   Found found;
@@ -287,8 +292,8 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   }
   const wire::EntryOut entry = EntryFor(found);
   wire::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), entry.nodeid, flags & ~O_TMPFILE,
-                                  args.flags() & O_DIRECT, open);
+  if (const int error =
+          NewHandle(std::move(fd), entry.nodeid, flags & ~O_TMPFILE, args.flags() & O_DIRECT, open);
       error != 0) {
     inodes_.Forget(entry.nodeid, 1);
     return reply.Error(error);
@@ -360,13 +365,13 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   // when the file has grown by its length since. The test hooks know it by the bytes.
   const std::string_view bytes(reinterpret_cast<const char*>(args.data.data()), args.data.size());
   const SetIdWatch set_id(fd, args.kill_suid_gid());
-  const int64_t result =
-      (file->flags() & O_APPEND) == 0
-          ? write_bytes()
-          : ExecuteOnce(context, bytes, [&] { return SizeOf(fd); }, write_bytes,
-                        [&](const ChangeJournal::Outcome& earlier) {
-                          return ReplayAppend(earlier, fd, args.data.size());
-                        });
+  const int64_t result = (file->flags() & O_APPEND) == 0
+                             ? write_bytes()
+                             : ExecuteOnce(
+                                   context, bytes, [&] { return SizeOf(fd); }, write_bytes,
+                                   [&](const ChangeJournal::Outcome& earlier) {
+                                     return ReplayAppend(earlier, fd, args.data.size());
+                                   });
   if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
   if (result < 0) return reply.Error(static_cast<int>(-result));
   reply.Ok(static_cast<uint64_t>(result));
