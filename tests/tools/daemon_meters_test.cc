@@ -42,9 +42,10 @@ TEST(DaemonMeters, FutexWakesAndSystemCallsAreCountedPerOperation) {
   EXPECT_GE(per_op.at(kFutexWakesMetric), 2.0);
   EXPECT_LT(per_op.at(kFutexWakesMetric), 2.1);
   EXPECT_LT(per_op.at(kFutexWaitsMetric), 0.1);
-  // Each wake is a system call; the few others are the meters' own, started and read here.
+  // Each wake is a system call, counted once (twice would be 4 an operation); the others are the
+  // meters' own, started and read here: 61 of them under AddressSanitizer (2.12 an operation).
   EXPECT_GE(per_op.at(kSyscallsMetric), 2.0);
-  EXPECT_LT(per_op.at(kSyscallsMetric), 2.1);
+  EXPECT_LT(per_op.at(kSyscallsMetric), 2.5);
   EXPECT_GT(per_op.at(kCpuMetric), 0);
 }
 
