@@ -70,8 +70,8 @@ class PassthroughFs : public Handler {
   // handed to the kernel, which reads and writes them without asking the daemon.
   BackingFiles& backing_files() { return backing_files_; }
   // Asks the kernel to drop unused nodes (NOTIFY_PRUNE, 7.45; queued, never blocking), for the
-  // nodes the daemon cannot close itself, having neither handle nor name (inode_table.h): past a
-  // quarter of the fd limit, the least recently used are named. Set once, right after
+  // nodes the daemon cannot close itself, having neither handle nor name (inode_table.h): past
+  // the open-node budget, the least recently used are named. Set once, right after
   // Session::Start, where the kernel has PRUNE; without it those nodes stay open until FORGET.
   using Pruner = std::function<void(std::span<const uint64_t> nodeids)>;
   void SetPruner(Pruner pruner);
