@@ -441,8 +441,10 @@ TEST_F(RingfusedUnderFdLimit, OneUsersManyLockOwnersLeaveOtherUsersServed) {
   const size_t fds_before = ringfuse::testing::OpenFdCount(daemon_pid_);
   int report[2];
   ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
-  const internal::UniqueFd reports(report[0]), writer(report[1]);
+  const internal::UniqueFd reports(report[0]);
+  internal::UniqueFd writer(report[1]);
   std::vector<pid_t> owners = ForkLockOwners(attacker, locked.get(), kOwners, writer.get());
+  writer.reset();  // a child that dies unreported ends the reads below instead of hanging them
   const auto end_owners = absl::MakeCleanup([&] {
     for (const pid_t pid : owners) ::kill(pid, SIGKILL);
     for (const pid_t pid : owners) ::waitpid(pid, nullptr, 0);
