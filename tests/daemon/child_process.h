@@ -69,7 +69,9 @@ class Child {
 };
 
 // Runs `body` in a child and returns what it returned (0..255), or -1 if it did not exit within
-// `bound` or died otherwise. The child should only make system calls: the parent is threaded.
+// `bound` or died otherwise. The child should only make system calls, with strings made before
+// the fork: the parent is threaded, and a lock another thread held at the fork (the sanitizers'
+// allocator has no fork handler) is never released in the child.
 inline int RunInChild(const std::function<int()>& body, int keep_fd = -1,
                       std::chrono::milliseconds bound = std::chrono::seconds(10)) {
   return Child(body, keep_fd).Join(bound);

@@ -5,11 +5,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -42,20 +44,24 @@ std::string Owner(const std::string& base, const std::string& name) {
 }
 
 // `ls -l`: lists `dir` and stats each name in it. 0 when there were names and every stat
-// succeeded; else -1 with the first stat's errno, or ENODATA when no name was listed.
+// succeeded; else -1 with the first stat's errno, or ENODATA when no name was listed. System
+// calls only (getdents64 into the stack, not opendir's heap): it runs in forked children.
 int ListLong(const std::string& dir) {
-  DIR* listing = ::opendir(dir.c_str());
-  if (listing == nullptr) return -1;
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  alignas(8) char buffer[8192];
   int names = 0, error = 0;
-  while (const dirent* entry = ::readdir(listing)) {
-    if (entry->d_name == std::string(".") || entry->d_name == std::string("..")) continue;
-    ++names;
-    struct stat st;
-    if (::fstatat(::dirfd(listing), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 && error == 0) {
-      error = errno;
+  for (long got; (got = ::syscall(SYS_getdents64, fd, buffer, sizeof(buffer))) > 0;) {
+    for (long at = 0; at < got;) {
+      const auto* entry = reinterpret_cast<const dirent64*>(buffer + at);
+      at += entry->d_reclen;
+      if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
+      ++names;
+      struct stat st;
+      if (::fstatat(fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 && error == 0) error = errno;
     }
   }
-  ::closedir(listing);
+  ::close(fd);
   errno = names == 0 ? ENODATA : error;
   return errno == 0 ? 0 : -1;
 }
@@ -107,52 +113,59 @@ std::vector<std::string> Scenario(const std::string& base) {
   const auto root = [](int result) { return result == 0 ? 0 : errno; };
   const auto at = [&](const std::string& name) { return base + "/" + name; };
 
-  step("alice mkdir a", As(kAlice, [&] { return ::mkdir(at("a").c_str(), 0755); }));
-  step("alice creates a/f", As(kAlice, [&] { return Create(at("a/f")); }));
-  step("alice symlinks a/l", As(kAlice, [&] { return ::symlink("f", at("a/l").c_str()); }));
-  step("alice mkfifo a/p", As(kAlice, [&] { return ::mkfifo(at("a/p").c_str(), 0600); }));
-  step("alice mknod a/dev",
-       As(kAlice, [&] { return ::mknod(at("a/dev").c_str(), S_IFCHR | 0600, makedev(1, 3)); }));
-  step("bob chmod a/f", As(kBob, [&] { return ::chmod(at("a/f").c_str(), 0777); }));
-  step("bob chown a/f to bob", As(kBob, [&] { return ::chown(at("a/f").c_str(), 1102, 1102); }));
+  step("alice mkdir a", As(kAlice, [&, p0 = at("a")] { return ::mkdir(p0.c_str(), 0755); }));
+  step("alice creates a/f", As(kAlice, [&, p0 = at("a/f")] { return Create(p0); }));
+  step("alice symlinks a/l",
+       As(kAlice, [&, p0 = at("a/l")] { return ::symlink("f", p0.c_str()); }));
+  step("alice mkfifo a/p", As(kAlice, [&, p0 = at("a/p")] { return ::mkfifo(p0.c_str(), 0600); }));
+  step("alice mknod a/dev", As(kAlice, [&, p0 = at("a/dev")] {
+         return ::mknod(p0.c_str(), S_IFCHR | 0600, makedev(1, 3));
+       }));
+  step("bob chmod a/f", As(kBob, [&, p0 = at("a/f")] { return ::chmod(p0.c_str(), 0777); }));
+  step("bob chown a/f to bob",
+       As(kBob, [&, p0 = at("a/f")] { return ::chown(p0.c_str(), 1102, 1102); }));
   step("alice chgrp a/f to her group",
-       As(kAlice, [&] { return ::chown(at("a/f").c_str(), -1, kShared); }));
+       As(kAlice, [&, p0 = at("a/f")] { return ::chown(p0.c_str(), -1, kShared); }));
   step("alice chgrp a/f to bob's group",
-       As(kAlice, [&] { return ::chown(at("a/f").c_str(), -1, 1102); }));
-  step("alice chown a/f to bob", As(kAlice, [&] { return ::chown(at("a/f").c_str(), 1102, -1); }));
-  step("alice chmod a/f 04755", As(kAlice, [&] { return ::chmod(at("a/f").c_str(), 04755); }));
-  step("bob creates in a", As(kBob, [&] { return Create(at("a/g")); }));
-  step("bob writes a/f", As(kBob, [&] { return OpenFor(at("a/f"), O_WRONLY); }));
+       As(kAlice, [&, p0 = at("a/f")] { return ::chown(p0.c_str(), -1, 1102); }));
+  step("alice chown a/f to bob",
+       As(kAlice, [&, p0 = at("a/f")] { return ::chown(p0.c_str(), 1102, -1); }));
+  step("alice chmod a/f 04755",
+       As(kAlice, [&, p0 = at("a/f")] { return ::chmod(p0.c_str(), 04755); }));
+  step("bob creates in a", As(kBob, [&, p0 = at("a/g")] { return Create(p0); }));
+  step("bob writes a/f", As(kBob, [&, p0 = at("a/f")] { return OpenFor(p0, O_WRONLY); }));
   const timespec times[2] = {{1000, 0}, {2000, 0}};
   step("bob sets times of a/f",
-       As(kBob, [&] { return ::utimensat(AT_FDCWD, at("a/f").c_str(), times, 0); }));
+       As(kBob, [&, p0 = at("a/f")] { return ::utimensat(AT_FDCWD, p0.c_str(), times, 0); }));
   step("alice sets times of a/f",
-       As(kAlice, [&] { return ::utimensat(AT_FDCWD, at("a/f").c_str(), times, 0); }));
+       As(kAlice, [&, p0 = at("a/f")] { return ::utimensat(AT_FDCWD, p0.c_str(), times, 0); }));
 
   // Sticky directory, as /tmp.
   step("root mkdir tmp",
        root(::mkdir(at("tmp").c_str(), 0777) | ::chmod(at("tmp").c_str(), 01777)));
-  step("alice creates tmp/fa", As(kAlice, [&] { return Create(at("tmp/fa")); }));
-  step("bob unlinks tmp/fa", As(kBob, [&] { return ::unlink(at("tmp/fa").c_str()); }));
-  step("bob renames tmp/fa",
-       As(kBob, [&] { return ::rename(at("tmp/fa").c_str(), at("tmp/fb").c_str()); }));
-  step("alice unlinks tmp/fa", As(kAlice, [&] { return ::unlink(at("tmp/fa").c_str()); }));
+  step("alice creates tmp/fa", As(kAlice, [&, p0 = at("tmp/fa")] { return Create(p0); }));
+  step("bob unlinks tmp/fa", As(kBob, [&, p0 = at("tmp/fa")] { return ::unlink(p0.c_str()); }));
+  step("bob renames tmp/fa", As(kBob, [&, p0 = at("tmp/fa"), p1 = at("tmp/fb")] {
+         return ::rename(p0.c_str(), p1.c_str());
+       }));
+  step("alice unlinks tmp/fa", As(kAlice, [&, p0 = at("tmp/fa")] { return ::unlink(p0.c_str()); }));
 
   // Setgid directory: what is made in it gets its group, and directories keep the bit.
   step("root mkdir sg",
        root(::mkdir(at("sg").c_str(), 0775) | ::chown(at("sg").c_str(), 0, kShared) |
             ::chmod(at("sg").c_str(), 02775)));
-  step("alice creates sg/f", As(kAlice, [&] { return Create(at("sg/f"), 02755); }));
-  step("alice mkdir sg/d", As(kAlice, [&] { return ::mkdir(at("sg/d").c_str(), 0755); }));
-  step("bob creates sg/b", As(kBob, [&] { return Create(at("sg/b")); }));
+  step("alice creates sg/f", As(kAlice, [&, p0 = at("sg/f")] { return Create(p0, 02755); }));
+  step("alice mkdir sg/d", As(kAlice, [&, p0 = at("sg/d")] { return ::mkdir(p0.c_str(), 0755); }));
+  step("bob creates sg/b", As(kBob, [&, p0 = at("sg/b")] { return Create(p0); }));
 
   // Group access through a supplementary group; set-group-ID dropped for a foreign group.
   step("root creates g", root(Create(at("g"), 0640) | ::chown(at("g").c_str(), 0, kShared)));
-  step("alice reads g", As(kAlice, [&] { return OpenFor(at("g"), O_RDONLY); }));
-  step("bob reads g", As(kBob, [&] { return OpenFor(at("g"), O_RDONLY); }));
+  step("alice reads g", As(kAlice, [&, p0 = at("g")] { return OpenFor(p0, O_RDONLY); }));
+  step("bob reads g", As(kBob, [&, p0 = at("g")] { return OpenFor(p0, O_RDONLY); }));
   step("root creates a/h for alice, foreign group",
        root(Create(at("a/h")) | ::chown(at("a/h").c_str(), kAlice.uid, kForeign)));
-  step("alice chmod a/h 02755", As(kAlice, [&] { return ::chmod(at("a/h").c_str(), 02755); }));
+  step("alice chmod a/h 02755",
+       As(kAlice, [&, p0 = at("a/h")] { return ::chmod(p0.c_str(), 02755); }));
 
   for (const char* name : {"a", "a/f", "a/l", "a/p", "tmp/fa", "sg/f", "sg/d", "sg/b", "a/h"}) {
     outcomes.list().push_back(Owner(base, name));
@@ -166,42 +179,46 @@ std::vector<std::string> Scenario(const std::string& base) {
 std::vector<std::string> SearchScenario(const std::string& base) {
   Outcomes out;
   const auto at = [&](const std::string& name) { return base + "/" + name; };
-  const auto read = [&](const std::string& name) { return OpenFor(at(name), O_RDONLY); };
-  const auto lstat = [&](const std::string& name) {
+  const auto read = [](const std::string& path) { return OpenFor(path, O_RDONLY); };
+  const auto lstat = [](const std::string& path) {
     struct stat st;
-    return ::lstat(at(name).c_str(), &st);
+    return ::lstat(path.c_str(), &st);
   };
 
   out.RootStep("root makes hidden 0700 with f", RootDirectoryWithFile(at("hidden"), 0700));
   out.RootStep("root makes hidden/pub 0777 with f", RootDirectoryWithFile(at("hidden/pub"), 0777));
-  out.RootStep("root reads hidden/f", read("hidden/f"));
+  out.RootStep("root reads hidden/f", read(at("hidden/f")));
   out.RootStep("root lists hidden -l", ListLong(at("hidden")));
-  out.Step("bob reads hidden/f", As(kBob, [&] { return read("hidden/f"); }));
-  out.Step("bob stats hidden/f", As(kBob, [&] { return lstat("hidden/f"); }));
-  out.Step("bob stats hidden/missing", As(kBob, [&] { return lstat("hidden/missing"); }));
-  out.Step("bob stats hidden", As(kBob, [&] { return lstat("hidden"); }));
-  out.Step("bob lists hidden", As(kBob, [&] { return ListLong(at("hidden")); }));
-  out.Step("bob creates hidden/pub/b", As(kBob, [&] { return Create(at("hidden/pub/b")); }));
+  out.Step("bob reads hidden/f", As(kBob, [&, p0 = at("hidden/f")] { return read(p0); }));
+  out.Step("bob stats hidden/f", As(kBob, [&, p0 = at("hidden/f")] { return lstat(p0); }));
+  out.Step("bob stats hidden/missing",
+           As(kBob, [&, p0 = at("hidden/missing")] { return lstat(p0); }));
+  out.Step("bob stats hidden", As(kBob, [&, p0 = at("hidden")] { return lstat(p0); }));
+  out.Step("bob lists hidden", As(kBob, [&, p0 = at("hidden")] { return ListLong(p0); }));
+  out.Step("bob creates hidden/pub/b",
+           As(kBob, [&, p0 = at("hidden/pub/b")] { return Create(p0); }));
   out.Step("bob mkdir hidden/pub/d",
-           As(kBob, [&] { return ::mkdir(at("hidden/pub/d").c_str(), 0755); }));
-  out.Step("bob creates b", As(kBob, [&] { return Create(at("b")); }));
-  out.Step("bob renames b into hidden/pub",
-           As(kBob, [&] { return ::rename(at("b").c_str(), at("hidden/pub/b").c_str()); }));
-  out.Step("bob renames hidden/pub/f out",
-           As(kBob, [&] { return ::rename(at("hidden/pub/f").c_str(), at("f").c_str()); }));
+           As(kBob, [&, p0 = at("hidden/pub/d")] { return ::mkdir(p0.c_str(), 0755); }));
+  out.Step("bob creates b", As(kBob, [&, p0 = at("b")] { return Create(p0); }));
+  out.Step("bob renames b into hidden/pub", As(kBob, [&, p0 = at("b"), p1 = at("hidden/pub/b")] {
+             return ::rename(p0.c_str(), p1.c_str());
+           }));
+  out.Step("bob renames hidden/pub/f out", As(kBob, [&, p0 = at("hidden/pub/f"), p1 = at("f")] {
+             return ::rename(p0.c_str(), p1.c_str());
+           }));
 
   // Readable by all, searchable by root only: names without attributes, as for `ls -l`.
   out.RootStep("root makes listable 0744 with f", RootDirectoryWithFile(at("listable"), 0744));
   out.RootStep("root lists listable -l", ListLong(at("listable")));
-  out.Step("bob lists listable -l", As(kBob, [&] { return ListLong(at("listable")); }));
-  out.Step("bob reads listable/f", As(kBob, [&] { return read("listable/f"); }));
+  out.Step("bob lists listable -l", As(kBob, [&, p0 = at("listable")] { return ListLong(p0); }));
+  out.Step("bob reads listable/f", As(kBob, [&, p0 = at("listable/f")] { return read(p0); }));
 
   // Searchable through a supplementary group only: alice's, not bob's.
   out.RootStep("root makes grp 0750 in alice's group with f",
                RootDirectoryWithFile(at("grp"), 0750, kShared));
-  out.Step("alice reads grp/f", As(kAlice, [&] { return read("grp/f"); }));
-  out.Step("alice lists grp -l", As(kAlice, [&] { return ListLong(at("grp")); }));
-  out.Step("bob reads grp/f", As(kBob, [&] { return read("grp/f"); }));
+  out.Step("alice reads grp/f", As(kAlice, [&, p0 = at("grp/f")] { return read(p0); }));
+  out.Step("alice lists grp -l", As(kAlice, [&, p0 = at("grp")] { return ListLong(p0); }));
+  out.Step("bob reads grp/f", As(kBob, [&, p0 = at("grp/f")] { return read(p0); }));
   return out.list();
 }
 
@@ -212,12 +229,13 @@ std::vector<std::string> AclScenario(const std::string& base) {
   Outcomes out;
   const std::string acl = AclDenying(kBob.uid);
   const std::string dir = base + "/acl";
+  const std::string file = dir + "/f";
   out.RootStep("root makes acl 0755, denying bob",
                ::mkdir(dir.c_str(), 0755) |
                    ::setxattr(dir.c_str(), "system.posix_acl_access", acl.data(), acl.size(), 0));
-  out.RootStep("root creates acl/f", Create(dir + "/f"));
-  out.Step("alice reads acl/f", As(kAlice, [&] { return OpenFor(dir + "/f", O_RDONLY); }));
-  out.Step("bob reads acl/f", As(kBob, [&] { return OpenFor(dir + "/f", O_RDONLY); }));
+  out.RootStep("root creates acl/f", Create(file));
+  out.Step("alice reads acl/f", As(kAlice, [&] { return OpenFor(file, O_RDONLY); }));
+  out.Step("bob reads acl/f", As(kBob, [&] { return OpenFor(file, O_RDONLY); }));
   return out.list();
 }
 
@@ -248,16 +266,17 @@ std::vector<std::string> ThreadGroupsScenario(const std::string& base) {
   };
   out.RootStep("root makes tg in the thread's group", RootGroupDirectory(at("tg"), kThreadOnly));
   out.RootStep("root makes lg in the leader's group", RootGroupDirectory(at("lg"), kLeaderOnly));
-  out.Step("thread writes tg/f", in_thread([&] { return OpenFor(at("tg/f"), O_WRONLY); }));
-  out.Step("thread writes lg/f", in_thread([&] { return OpenFor(at("lg/f"), O_WRONLY); }));
-  out.Step("thread creates tg/t", in_thread([&] { return Create(at("tg/t")); }));
-  out.Step("thread creates lg/t", in_thread([&] { return Create(at("lg/t")); }));
-  out.Step("thread mkdir tg/d", in_thread([&] { return ::mkdir(at("tg/d").c_str(), 0755); }));
-  out.Step("leader writes lg/f", in_leader([&] { return OpenFor(at("lg/f"), O_WRONLY); }));
-  out.Step("leader writes tg/f", in_leader([&] { return OpenFor(at("tg/f"), O_WRONLY); }));
-  out.Step("leader creates tg/u", in_leader([&] { return Create(at("tg/u")); }));
-  out.Step("thread unlinks tg/t", in_thread([&] { return ::unlink(at("tg/t").c_str()); }));
-  out.Step("thread unlinks lg/f", in_thread([&] { return ::unlink(at("lg/f").c_str()); }));
+  out.Step("thread writes tg/f", in_thread([&, p0 = at("tg/f")] { return OpenFor(p0, O_WRONLY); }));
+  out.Step("thread writes lg/f", in_thread([&, p0 = at("lg/f")] { return OpenFor(p0, O_WRONLY); }));
+  out.Step("thread creates tg/t", in_thread([&, p0 = at("tg/t")] { return Create(p0); }));
+  out.Step("thread creates lg/t", in_thread([&, p0 = at("lg/t")] { return Create(p0); }));
+  out.Step("thread mkdir tg/d",
+           in_thread([&, p0 = at("tg/d")] { return ::mkdir(p0.c_str(), 0755); }));
+  out.Step("leader writes lg/f", in_leader([&, p0 = at("lg/f")] { return OpenFor(p0, O_WRONLY); }));
+  out.Step("leader writes tg/f", in_leader([&, p0 = at("tg/f")] { return OpenFor(p0, O_WRONLY); }));
+  out.Step("leader creates tg/u", in_leader([&, p0 = at("tg/u")] { return Create(p0); }));
+  out.Step("thread unlinks tg/t", in_thread([&, p0 = at("tg/t")] { return ::unlink(p0.c_str()); }));
+  out.Step("thread unlinks lg/f", in_thread([&, p0 = at("lg/f")] { return ::unlink(p0.c_str()); }));
   out.list().push_back(Owner(base, "tg/d"));
   return out.list();
 }

@@ -3,15 +3,15 @@
 #pragma once
 
 #include <grp.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <functional>
-#include <future>
-#include <thread>
 #include <vector>
 
 #include "daemon/credentials.h"
@@ -56,29 +56,53 @@ inline bool SetThreadIds(const User& user) {
          ::syscall(SYS_setresuid, user.uid, user.uid, user.uid) == 0;
 }
 
+// Turns between the two threads of AsThreadBeside's child, in order.
+enum class Turn { kStarted, kLeaderSet, kThreadDone, kThreadMayEnd };
+
+struct ThreadBeside {
+  const User& thread;
+  bool in_leader;
+  const std::function<int()>& step;
+  std::atomic<Turn> turn{Turn::kStarted};
+  int result = 0;
+
+  void Reach(Turn next) {
+    turn.store(next);
+    turn.notify_all();
+  }
+  void Await(Turn reached) {
+    for (Turn now = turn.load(); now < reached; now = turn.load()) turn.wait(now);
+  }
+  static void* Run(void* argument) {
+    ThreadBeside& self = *static_cast<ThreadBeside*>(argument);
+    self.Await(Turn::kLeaderSet);  // the step must run while the two differ
+    const bool set = SetThreadIds(self.thread);
+    self.result = !set ? 200 : self.in_leader ? 0 : self.step() == 0 ? 0 : errno;
+    self.Reach(Turn::kThreadDone);
+    self.Await(Turn::kThreadMayEnd);
+    return nullptr;
+  }
+};
+
 // Runs `step` in a second thread of a child whose threads hold different credentials: the
 // thread group leader is `leader`, the second thread `thread`. `step` runs in the second thread
 // (`in_leader` false) or in the leader while the second thread lives on as `thread`. Returns its
-// errno, 0 for success.
+// errno, 0 for success. The child allocates nothing (see RunInChild): a raw pthread, and
+// atomics on the child's stack to hand over turns.
 inline int AsThreadBeside(const User& leader, const User& thread, bool in_leader,
                           const std::function<int()>& step) {
   return RunInChild([&] {
     ::umask(022);
-    std::promise<void> leader_set, release;
-    std::promise<int> thread_result;
-    std::thread second([&] {
-      leader_set.get_future().wait();  // the step must run while the two differ
-      const bool set = SetThreadIds(thread);
-      thread_result.set_value(!set ? 200 : in_leader ? 0 : step() == 0 ? 0 : errno);
-      release.get_future().wait();
-    });
+    ThreadBeside beside{thread, in_leader, step};
+    pthread_t second;
+    if (::pthread_create(&second, nullptr, ThreadBeside::Run, &beside) != 0) return 201;
     const bool set = SetThreadIds(leader);
-    leader_set.set_value();
-    int result = thread_result.get_future().get();
-    if (!set) result = 200;
+    beside.Reach(Turn::kLeaderSet);
+    beside.Await(Turn::kThreadDone);
+    int result = set ? beside.result : 200;
     if (result == 0 && in_leader) result = step() == 0 ? 0 : errno;
-    release.set_value();
-    second.join();
+    beside.Reach(Turn::kThreadMayEnd);
+    ::pthread_join(second, nullptr);
     return result;
   });
 }
