@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -89,18 +89,23 @@ struct CloseDir {
   void operator()(DIR* dir) const { closedir(dir); }
 };
 
+absl::Status ListingError(int error) {
+  if (error == EACCES) {
+    return absl::PermissionDeniedError(
+        "cannot list the mountpoint to check that it is empty (Permission denied): give this "
+        "user read permission on it, or set MountOptions::nonempty");
+  }
+  return ErrnoStatus(error, "cannot list the mountpoint to check that it is empty");
+}
+
 // The kernel mounts over a non-empty directory without a word; its files then vanish from view,
 // which is rarely what was meant, so that takes MountOptions::nonempty.
-absl::Status CheckEmpty(const std::string& mountpoint) {
-  const std::unique_ptr<DIR, CloseDir> dir(opendir(mountpoint.c_str()));
-  if (dir == nullptr) {
-    if (errno == EACCES) {
-      return absl::PermissionDeniedError(
-          "cannot list the mountpoint to check that it is empty (Permission denied): give this "
-          "user read permission on it, or set MountOptions::nonempty");
-    }
-    return ErrnoStatus(errno, "cannot list the mountpoint to check that it is empty");
-  }
+absl::Status CheckEmpty(int directory) {
+  UniqueFd listing(openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!listing.valid()) return ListingError(errno);
+  const std::unique_ptr<DIR, CloseDir> dir(fdopendir(listing.get()));
+  if (dir == nullptr) return ListingError(errno);
+  listing.release();  // closed with the DIR
   while (const dirent* entry = readdir(dir.get())) {
     const absl::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
@@ -113,29 +118,68 @@ absl::Status CheckEmpty(const std::string& mountpoint) {
 }
 
 // Returns the file type bits of the mountpoint: the kernel's rootmode.
-absl::StatusOr<mode_t> CheckMountpoint(const MountOptions& options) {
-  if (options.mountpoint.empty()) {
-    return absl::InvalidArgumentError("MountOptions::mountpoint is empty: name a directory");
-  }
+absl::StatusOr<mode_t> CheckMountpoint(int directory, const MountOptions& options) {
   struct stat attributes {};
-  if (stat(options.mountpoint.c_str(), &attributes) != 0) {
-    return StatError(errno, options.mountpoint);
+  if (fstat(directory, &attributes) != 0) return StatError(errno, options.mountpoint);
+  if (S_ISLNK(attributes.st_mode)) {
+    return absl::FailedPreconditionError(
+        "the mountpoint is a symbolic link, which is not followed (one swapped in for the "
+        "directory could send the mount elsewhere): name the directory it points to");
   }
   if (!S_ISDIR(attributes.st_mode)) {
     return absl::FailedPreconditionError(
         "the mountpoint is not a directory: mount on an empty directory");
   }
   if (!options.nonempty) {
-    if (absl::Status empty = CheckEmpty(options.mountpoint); !empty.ok()) return empty;
+    if (absl::Status empty = CheckEmpty(directory); !empty.ok()) return empty;
   }
   return attributes.st_mode & S_IFMT;
 }
 
-absl::StatusOr<std::string> CanonicalPath(const std::string& path) {
-  std::error_code error;
-  std::filesystem::path canonical = std::filesystem::canonical(path, error);
-  if (error) return ErrnoStatus(error.value(), "cannot resolve the mountpoint's path");
-  return canonical.string();
+// A path the kernel resolves to the open file itself, whatever its name is by then.
+std::string FdPath(int fd) { return absl::StrCat("/proc/self/fd/", fd); }
+
+// Where `directory` is now: the path /proc/self/mountinfo shows for a mount on it.
+absl::StatusOr<std::string> PathOf(int directory) {
+  std::string path(PATH_MAX, '\0');
+  const ssize_t length = readlink(FdPath(directory).c_str(), path.data(), path.size());
+  if (length < 0) {
+    return ErrnoStatus(errno,
+                       "cannot name the mountpoint through /proc/self/fd (is /proc mounted?)");
+  }
+  path.resize(static_cast<size_t>(length));
+  if (!path.starts_with('/') || path.size() == PATH_MAX) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "the mountpoint has no usable path from this process's root (the kernel names it '%s')",
+        path));
+  }
+  return path;
+}
+
+struct OpenedMountpoint {
+  UniqueFd directory;  // O_PATH
+  mode_t root_type = 0;
+  std::string path;  // absolute, symlink-free
+};
+
+// The mountpoint, opened once: the checks and the kernel's mount act on this directory, never on
+// its name again, so that a name swapped for a symlink in between cannot send the mount
+// elsewhere. Nor is a symlink followed here: ringfused resolves its mountpoint to a symlink-free
+// path first, so one found now was planted since.
+absl::StatusOr<OpenedMountpoint> OpenMountpoint(const MountOptions& options) {
+  if (options.mountpoint.empty()) {
+    return absl::InvalidArgumentError("MountOptions::mountpoint is empty: name a directory");
+  }
+  OpenedMountpoint opened;
+  opened.directory.reset(open(options.mountpoint.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!opened.directory.valid()) return StatError(errno, options.mountpoint);
+  absl::StatusOr<mode_t> root_type = CheckMountpoint(opened.directory.get(), options);
+  if (!root_type.ok()) return root_type.status();
+  opened.root_type = *root_type;
+  absl::StatusOr<std::string> path = PathOf(opened.directory.get());
+  if (!path.ok()) return path.status();
+  opened.path = *std::move(path);
+  return opened;
 }
 
 // ---- Mount options ----
@@ -259,11 +303,13 @@ KernelFlags KernelFlagsFor(const MountOptions& options) {
   return kernel;
 }
 
-absl::Status MountWithSyscall(const MountOptions& options, const std::vector<MountParam>& params) {
+// Onto `directory` through its /proc/self/fd path, which mount(2) resolves to that directory.
+absl::Status MountWithSyscall(const MountOptions& options, int directory,
+                              const std::vector<MountParam>& params) {
   const std::string type =
       options.subtype.empty() ? "fuse" : absl::StrCat("fuse.", options.subtype);
   const std::string data = JoinParams(params);
-  if (mount(options.fsname.c_str(), options.mountpoint.c_str(), type.c_str(),
+  if (mount(options.fsname.c_str(), FdPath(directory).c_str(), type.c_str(),
             KernelFlagsFor(options).syscall, data.c_str()) == 0) {
     return absl::OkStatus();
   }
@@ -294,7 +340,8 @@ int SetParam(int context_fd, const MountParam& param) {
   return result == 0 ? 0 : errno;
 }
 
-absl::Status MountWithNewApi(const MountOptions& options, std::vector<MountParam> params) {
+absl::Status MountWithNewApi(const MountOptions& options, int directory,
+                             std::vector<MountParam> params) {
   const UniqueFd context(fsopen("fuse", FSOPEN_CLOEXEC));
   if (!context.valid()) return KernelMountError(errno, "fsopen(\"fuse\")", options, "");
   if (!options.fsname.empty()) params.push_back({"source", options.fsname});
@@ -315,8 +362,8 @@ absl::Status MountWithNewApi(const MountOptions& options, std::vector<MountParam
   const UniqueFd detached(
       fsmount(context.get(), FSMOUNT_CLOEXEC, KernelFlagsFor(options).attributes));
   if (!detached.valid()) return KernelMountError(errno, "fsmount", options, "");
-  if (move_mount(detached.get(), "", AT_FDCWD, options.mountpoint.c_str(),
-                 MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+  if (move_mount(detached.get(), "", directory, "",
+                 MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
     return KernelMountError(errno, "move_mount", options, "");
   }
   return absl::OkStatus();
@@ -489,27 +536,28 @@ absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
                                     const std::function<void(bool mounted)>& after_mount) {
   const absl::StatusOr<MountMethod> method = ResolveMethod(options);
   if (!method.ok()) return CannotMount(options.mountpoint, method.status());
-  const absl::StatusOr<mode_t> root_type = CheckMountpoint(options);
-  if (!root_type.ok()) return CannotMount(options.mountpoint, root_type.status());
-  absl::StatusOr<std::string> mountpoint = CanonicalPath(options.mountpoint);
+  absl::StatusOr<OpenedMountpoint> mountpoint = OpenMountpoint(options);
   if (!mountpoint.ok()) return CannotMount(options.mountpoint, mountpoint.status());
 
   MountOptions resolved = options;
-  resolved.mountpoint = *std::move(mountpoint);
+  resolved.mountpoint = mountpoint->path;
   resolved.method = *method;
   Mount mount;
   mount.mountpoint_ = resolved.mountpoint;
   mount.method_ = *method;
+  // fusermount3 takes a path, not our fd: it resolves and checks the path again itself (as the
+  // user, then as root), so a swap after our checks is its own to guard against.
   const absl::Status mounted =
       *method == MountMethod::kFusermount
           ? mount.MountWithFusermount(resolved)
-          : mount.MountInKernel(resolved, *root_type, before_mount, after_mount);
+          : mount.MountInKernel(resolved, mountpoint->directory.get(), mountpoint->root_type,
+                                before_mount, after_mount);
   if (!mounted.ok()) return CannotMount(resolved.mountpoint, mounted);
   mount.mounted_ = true;
   if (*method == MountMethod::kFusermount && before_mount) before_mount(mount.dev_fd());
 
-  const absl::StatusOr<uint32_t> connection_id = ConnectionId(resolved.mountpoint);
-  if (!connection_id.ok()) return CannotMount(resolved.mountpoint, connection_id.status());
+  const absl::StatusOr<uint32_t> connection_id = ConnectionId(mount.mountpoint_);
+  if (!connection_id.ok()) return CannotMount(mount.mountpoint_, connection_id.status());
   mount.connection_id_ = *connection_id;
   if (mount.auto_unmount_socket_.valid()) mount.StartDeathWatcher();
   return mount;
@@ -534,7 +582,7 @@ void Mount::StartDeathWatcher() {
   auto_unmount_socket_.reset();  // the watcher's now
 }
 
-absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
+absl::Status Mount::MountInKernel(const MountOptions& options, int directory, mode_t root_type,
                                   const std::function<void(int)>& before_mount,
                                   const std::function<void(bool)>& after_mount) {
   absl::StatusOr<UniqueFd> dev = OpenDevFuse();
@@ -545,11 +593,14 @@ absl::Status Mount::MountInKernel(const MountOptions& options, mode_t root_type,
   const std::vector<MountParam> params = KernelParams(options, dev->get(), root_type);
   if (before_mount) before_mount(dev->get());
   const absl::Status mounted = options.method == MountMethod::kNewMountApi
-                                   ? MountWithNewApi(options, params)
-                                   : MountWithSyscall(options, params);
+                                   ? MountWithNewApi(options, directory, params)
+                                   : MountWithSyscall(options, directory, params);
   if (after_mount) after_mount(mounted.ok());
   if (!mounted.ok()) return mounted;
   dev_fd_ = *std::move(dev);
+  // Renamed since it was opened, the directory is named where it is now, as mountinfo names the
+  // mount: unmounting and StillMounted look it up by that name (kept as it was if unreadable).
+  if (absl::StatusOr<std::string> now = PathOf(directory); now.ok()) mountpoint_ = *std::move(now);
   return absl::OkStatus();
 }
 

@@ -3,6 +3,10 @@
 // As root, mount(2) (or the new mount API: fsopen/fsconfig/fsmount) with an fd from /dev/fuse.
 // Otherwise Debian's fusermount3, which mounts for us and hands the /dev/fuse fd back over a
 // socket. Every failure comes back as a Status that names the mountpoint and what to do.
+//
+// The mountpoint is opened once (a symlink there is refused, not followed), checked through that
+// fd, and the kernel methods mount onto the fd, so that the directory checked is the directory
+// mounted on even if its name is swapped for a symlink meanwhile. fusermount3 gets the path.
 #pragma once
 
 #include <sys/types.h>
@@ -48,7 +52,8 @@ class Mount {
   ~Mount();
 
   int dev_fd() const { return dev_fd_.get(); }
-  // The absolute, symlink-free path mounted on, so that unmounting works from any directory.
+  // The absolute, symlink-free path of the directory mounted on, as it was named once mounted
+  // (and as /proc/self/mountinfo names the mount), so that unmounting works from any directory.
   const std::string& mountpoint() const { return mountpoint_; }
   // The method actually used (never kAuto).
   MountMethod method() const { return method_; }
@@ -70,7 +75,7 @@ class Mount {
  private:
   Mount() = default;
 
-  absl::Status MountInKernel(const MountOptions& options, mode_t root_type,
+  absl::Status MountInKernel(const MountOptions& options, int directory, mode_t root_type,
                              const std::function<void(int)>& before_mount,
                              const std::function<void(bool)>& after_mount);
   absl::Status MountWithFusermount(const MountOptions& options);

@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -609,6 +612,183 @@ TEST_F(MountTest, NonEmptyMountpointMountsWithNonempty) {
 
   ASSERT_TRUE(served.mount->Unmount().ok());
   EXPECT_TRUE(std::filesystem::exists(kept));
+}
+
+// A symlink is not followed, even to an empty directory: one planted where the directory was
+// would send the mount wherever it points.
+TEST_F(MountTest, SymlinkAsMountpointIsRefused) {
+  const std::string target = NewDirectory("target");
+  const std::string link = root_ + "/link";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0) << std::strerror(errno);
+  const absl::StatusOr<internal::Mount> mount =
+      internal::Mount::Create(OptionsFor(link, MountMethod::kAuto));
+  EXPECT_EQ(mount.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(mount.status().message(), AllOf(HasSubstr(link), HasSubstr("symbolic link")));
+  EXPECT_FALSE(FindMount(target).has_value());
+}
+
+// ---- A mountpoint swapped for a symlink while it is mounted ----
+
+constexpr int kSwapAttempts = 200;
+constexpr auto kSwapBound = std::chrono::seconds(5);
+
+// Exchanges two names in `directory` (renameat2 RENAME_EXCHANGE, atomic: both names always
+// exist) on a thread of its own, as fast as it can, until stopped.
+class NameSwapper {
+ public:
+  // Returns once the first exchange is made, so that the caller's next step runs under the swaps.
+  NameSwapper(int directory, const char* one, const char* other) {
+    thread_ = std::jthread([this, directory, one, other](const std::stop_token& stop) {
+      do {
+        if (renameat2(directory, one, directory, other, RENAME_EXCHANGE) != 0) {
+          error_ = errno;
+          return;
+        }
+        swaps_.fetch_add(1, std::memory_order_relaxed);
+      } while (!stop.stop_requested());
+    });
+    while (swaps_.load() == 0 && error_.load() == 0) std::this_thread::yield();
+  }
+  NameSwapper(const NameSwapper&) = delete;
+  NameSwapper& operator=(const NameSwapper&) = delete;
+
+  // Returns after the last exchange; again, it does nothing.
+  void Stop() {
+    thread_.request_stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  uint64_t swaps() const { return swaps_.load(); }
+  int error() const { return error_.load(); }
+
+ private:
+  std::atomic<uint64_t> swaps_{0};
+  std::atomic<int> error_{0};
+  std::jthread thread_;
+};
+
+// The mountpoint as the daemon's users can make it: `base`, a directory anyone may write to,
+// holds `mp`, an empty directory, and `link`, a symlink to `victim`, a directory with a file in
+// it. A NameSwapper exchanges mp and link, so that the name mp flips between the two.
+class SwappedMountpointTest : public MountTest {
+ protected:
+  void SetUp() override {
+    MountTest::SetUp();
+    if (IsSkipped()) return;
+    base_ = NewDirectory("base");
+    ASSERT_EQ(chmod(base_.c_str(), 0777), 0) << std::strerror(errno);
+    NewDirectory("base/mp");
+    NewDirectory("base/victim");
+    std::ofstream(Victim() + "/marker") << "stays visible unless something is mounted over it";
+    ASSERT_EQ(symlink(Victim().c_str(), (base_ + "/link").c_str()), 0) << std::strerror(errno);
+    base_fd_.reset(open(base_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    directory_.reset(open(Mountpoint().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(base_fd_.valid() && directory_.valid()) << std::strerror(errno);
+  }
+
+  std::string Mountpoint() const { return base_ + "/mp"; }
+  std::string Victim() const { return base_ + "/victim"; }
+  std::unique_ptr<NameSwapper> StartSwapping() const {
+    return std::make_unique<NameSwapper>(base_fd_.get(), "mp", "link");
+  }
+
+  // Where the directory first named mp is now, mp or link (read from our fd, not by name).
+  std::string DirectoryPath() const {
+    std::error_code error;
+    return std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(directory_.get()),
+                                         error);
+  }
+
+  // A mount on victim, or its marker hidden (by a mount that mountinfo names otherwise). The
+  // mountinfo check comes first: a FUSE mount there is served, but should not need to be.
+  bool VictimCovered() const {
+    return FindMount(Victim()).has_value() || access((Victim() + "/marker").c_str(), F_OK) != 0;
+  }
+
+  std::string base_;
+  internal::UniqueFd base_fd_;
+  internal::UniqueFd directory_;  // mp as it was made
+};
+
+class SwappedMountpointByMethodTest : public SwappedMountpointTest,
+                                      public ::testing::WithParamInterface<MountMethod> {};
+
+INSTANTIATE_TEST_SUITE_P(KernelMethods, SwappedMountpointByMethodTest,
+                         ::testing::Values(MountMethod::kMountSyscall, MountMethod::kNewMountApi),
+                         MethodParamName);
+
+// Each attempt either mounts on the directory it checked, or finds the symlink and refuses. The
+// swaps stop once the kernel has mounted (after_mount), so that what follows checks a still
+// tree; the unmount goes by the Mount's own name for the directory.
+TEST_P(SwappedMountpointByMethodTest, MountLandsOnTheCheckedDirectoryNeverThroughTheSymlink) {
+  const MountOptions options = OptionsFor(Mountpoint(), GetParam());
+  int attempts = 0;
+  int mounted = 0;
+  uint64_t swaps = 0;
+  const auto deadline = std::chrono::steady_clock::now() + kSwapBound;
+  while (attempts < kSwapAttempts && std::chrono::steady_clock::now() < deadline) {
+    ++attempts;
+    const std::unique_ptr<NameSwapper> swapper = StartSwapping();
+    ASSERT_EQ(swapper->error(), 0)
+        << "renameat2(RENAME_EXCHANGE): " << std::strerror(swapper->error());
+    ServedMount served;
+    served.mount = internal::Mount::Create(options, {}, [&](bool) { swapper->Stop(); });
+    swapper->Stop();
+    swaps += swapper->swaps();
+    if (!served.mount.ok()) {
+      ASSERT_EQ(served.mount.status().code(), absl::StatusCode::kFailedPrecondition)
+          << served.mount.status();
+      ASSERT_THAT(served.mount.status().message(), HasSubstr("symbolic link"));
+      continue;
+    }
+    ++mounted;
+    served.server = std::make_unique<InitServer>(served.mount->dev_fd());
+    const std::string directory = DirectoryPath();
+    ASSERT_FALSE(VictimCovered()) << "attempt " << attempts << " mounted through the symlink";
+    ASSERT_EQ(served.mount->mountpoint(), directory);
+    const std::optional<MountEntry> entry = FindMount(directory);
+    ASSERT_TRUE(entry.has_value()) << directory << " is not in /proc/self/mountinfo";
+    ASSERT_EQ(entry->minor, served.mount->connection_id());
+    ASSERT_TRUE(served.mount->Unmount().ok());
+  }
+  std::printf("%d attempts in all, %d mounted, %d refused the symlink; %llu swaps\n", attempts,
+              mounted, attempts - mounted, static_cast<unsigned long long>(swaps));
+  EXPECT_GT(mounted, 0);
+  EXPECT_GT(attempts - mounted, 0) << "no attempt met the symlink: the swaps proved nothing";
+}
+
+// The old way, checked by name, resolved to a string and mounted by that string: a tmpfs, since
+// where the mount lands is the point, not what is mounted. True if it mounted somewhere.
+bool MountByResolvedName(const std::string& mountpoint) {
+  struct stat attributes {};
+  std::error_code error;
+  if (stat(mountpoint.c_str(), &attributes) != 0 || !S_ISDIR(attributes.st_mode)) return false;
+  if (!std::filesystem::is_empty(mountpoint, error) || error) return false;
+  const std::filesystem::path resolved = std::filesystem::canonical(mountpoint, error);
+  if (error) return false;
+  return mount("ringfuse-control", resolved.c_str(), "tmpfs", 0, nullptr) == 0;
+}
+
+// Negative control: under the same swaps, the old way lands on victim, a directory its own
+// check (is mp an empty directory?) never looked at, within the same bound.
+TEST_F(SwappedMountpointTest, NegativeControlMountingByResolvedNameLandsOnTheVictim) {
+  int attempts = 0;
+  uint64_t swaps = 0;
+  bool landed = false;
+  const auto deadline = std::chrono::steady_clock::now() + kSwapBound;
+  while (!landed && std::chrono::steady_clock::now() < deadline) {
+    ++attempts;
+    const std::unique_ptr<NameSwapper> swapper = StartSwapping();
+    ASSERT_EQ(swapper->error(), 0)
+        << "renameat2(RENAME_EXCHANGE): " << std::strerror(swapper->error());
+    MountByResolvedName(Mountpoint());
+    swapper->Stop();
+    swaps += swapper->swaps();
+    landed = VictimCovered();
+    DetachMountsUnder(base_);
+  }
+  std::printf("the old way landed on victim: %s, after %d attempts and %llu swaps\n",
+              landed ? "yes" : "no", attempts, static_cast<unsigned long long>(swaps));
+  EXPECT_TRUE(landed) << "in " << attempts << " attempts";
 }
 
 // ---- Options that do not go together, and unmounting twice ----
