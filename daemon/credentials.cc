@@ -46,17 +46,6 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return std::move(text).str();
 }
 
-// The request's pid is the caller thread's id in the connection's pid namespace: that of the
-// mount's maker, the daemon (ringfused mounts, or starts fusermount3). /proc names tasks in the
-// namespace it was mounted for; where that is another, its numbers name other tasks. Read once.
-bool ProcNamesRequestPids() {
-  static const bool same = [] {
-    const std::optional<std::string> self = ReadFile("/proc/self/status");
-    return self && CountsInOwnPidNamespace(*self);
-  }();
-  return same;
-}
-
 // /proc/<tid>/status is that very thread's, not its thread group leader's: proc_pid_lookup finds
 // any task by its id, so the credentials shown, groups included, are the thread's own.
 std::optional<ProcessIds> ReadThreadStatus(uint32_t tid) {
@@ -130,6 +119,14 @@ bool CountsInOwnPidNamespace(std::string_view self_status) {
     return pids.size() == 1;
   }
   return false;
+}
+
+bool ProcNamesRequestPids() {
+  static const bool same = [] {
+    const std::optional<std::string> self = ReadFile("/proc/self/status");
+    return self && CountsInOwnPidNamespace(*self);
+  }();
+  return same;
 }
 
 std::vector<gid_t> CallerGroups(const RequestContext& context) {

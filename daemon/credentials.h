@@ -42,6 +42,12 @@ std::optional<ProcessIds> ParseProcStatus(std::string_view status);
 // (Where /proc belongs to an unrelated namespace, /proc/self does not even resolve.)
 bool CountsInOwnPidNamespace(std::string_view self_status);
 
+// Whether /proc names the tasks that requests' pids name. The request's pid is the caller
+// thread's id in the connection's pid namespace: that of the mount's maker, the daemon
+// (ringfused mounts, or starts fusermount3). /proc names tasks in the namespace it was mounted
+// for; where that is another, its numbers name other tasks. Read once.
+bool ProcNamesRequestPids();
+
 // The caller's supplementary groups, as a union of two sources, each of the calling thread:
 //
 // - The kernel's own, FUSE_EXT_GROUPS: with FUSE_CREATE_SUPP_GROUP it sends one group, with

@@ -32,18 +32,18 @@ LockWaiter::~LockWaiter() {
 // so either the mark is seen here, under the mutex, or Interrupt comes after and finds the
 // request pending. Either way the INTERRUPT is not lost.
 void LockWaiter::Wait(const RequestContext& context, Attempt attempt, EmptyReply reply) {
-  const uint32_t uid = context.header.uid;
+  const Account account = AccountOf(context);
   {
     std::lock_guard lock(mutex_);
-    if (pending_.size() < kMaxWaits && waits_by_user_[uid] < kMaxWaitsPerUser) {
+    if (pending_.size() < kMaxWaits && waits_by_user_[account] < kMaxWaitsPerUser) {
       pending_.push_back(std::make_shared<Pending>(Pending{
-          context.header.unique, uid, std::move(attempt), std::move(reply), context.Interrupted(),
-          kFirstRetry, internal::MonotonicClock::now() + kFirstRetry}));
-      ++waits_by_user_[uid];  // counted once it is pending: a failed allocation leaves no count
+          context.header.unique, account, std::move(attempt), std::move(reply),
+          context.Interrupted(), kFirstRetry, internal::MonotonicClock::now() + kFirstRetry}));
+      ++waits_by_user_[account];  // counted once it is pending: a failed allocation leaves none
       Wake();
       return;
     }
-    if (waits_by_user_[uid] == 0) waits_by_user_.erase(uid);
+    if (waits_by_user_[account] == 0) waits_by_user_.erase(account);
   }
   attempt = nullptr;  // what it holds goes before the answer, as in Answer()
   reply.Error(ENOLCK);
@@ -135,7 +135,7 @@ void LockWaiter::Remove(const Waits& done) {
   bool granted = false;
   for (const std::shared_ptr<Pending>& wait : done) {
     granted |= wait->result == 0;
-    if (--waits_by_user_[wait->uid] == 0) waits_by_user_.erase(wait->uid);
+    if (--waits_by_user_[wait->account] == 0) waits_by_user_.erase(wait->account);
   }
   // Only a wait that is done has a result other than "not yet".
   std::erase_if(pending_,

@@ -14,7 +14,8 @@
 // answered at once, not at the next retry. Attempts run without the mutex, so Wait() and
 // Interrupt(), called by request handlers, never wait for them.
 //
-// Caps: at most kMaxWaits waits at once, at most kMaxWaitsPerUser of them by one caller uid. A
+// Caps: at most kMaxWaits waits at once, at most kMaxWaitsPerUser of them by one user (its
+// account: accountable_user.h, so that a user's subordinate uids count as the user). A
 // wait beyond either is answered ENOLCK at once, which fcntl(2) documents for a lock table that
 // is full. Every wait keeps the transport's hold on its request (on uring-cmd a ring entry of
 // the caller's CPU, and all may come from one CPU), so kMaxWaits stays below what one uring-cmd
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "daemon/accountable_user.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/reply.h"
 #include "transport/deadline.h"
@@ -63,7 +65,7 @@ class LockWaiter {
  private:
   struct Pending {
     uint64_t unique;
-    uint32_t uid;
+    Account account;
     Attempt attempt;  // used by the waiter's thread alone
     EmptyReply reply;
     bool interrupted;
@@ -92,7 +94,7 @@ class LockWaiter {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   Waits pending_;
-  absl::flat_hash_map<uint32_t, size_t> waits_by_user_;
+  absl::flat_hash_map<Account, size_t> waits_by_user_;
   bool woken_ = false;  // a wait came, was interrupted, or stopping_
   bool stopping_ = false;
   std::thread thread_;

@@ -84,10 +84,10 @@ OwnerLocks::Limits OwnerLocks::DefaultLimits() {
 }
 
 std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle, uint64_t fh,
-                                                       uint64_t owner, uid_t uid) {
+                                                       uint64_t owner, Account account) {
   const Key key{handle.dev(), handle.ino(), owner};
   absl::MutexLock hold(&mutex_);
-  if (const int error = Prepare(key, handle, uid); error != 0) {
+  if (const int error = Prepare(key, handle, account); error != 0) {
     errno = error;
     return nullptr;
   }
@@ -98,18 +98,19 @@ std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle,
   return std::make_shared<Request>(*this, key);
 }
 
-int OwnerLocks::Prepare(const Key& key, const FileHandle& handle, uid_t uid) {
+int OwnerLocks::Prepare(const Key& key, const FileHandle& handle, Account account) {
   auto known = opens_.find(key);
   if (known != opens_.end() && (known->second.writable || !Writable(handle))) return 0;
   if (known == opens_.end() &&
-      (opens_.size() >= limits_.total || OpensOf(uid) >= limits_.per_user)) {
+      (opens_.size() >= limits_.total || OpensOf(account) >= limits_.per_user)) {
     return ENOLCK;
   }
   internal::UniqueFd fd = OpenFor(handle);
   if (known == opens_.end()) {
     if (!fd.valid()) return errno;
-    opens_.emplace(key, OwnerOpen{.fd = std::move(fd), .uid = uid, .writable = Writable(handle)});
-    ++per_user_[uid];
+    opens_.emplace(
+        key, OwnerOpen{.fd = std::move(fd), .account = account, .writable = Writable(handle)});
+    ++per_user_[account];
     return 0;
   }
   // Made writable where it can be; else the read-only open serves on (a write lock there fails).
@@ -185,14 +186,15 @@ void OwnerLocks::Released(uint64_t fh) {
   }
 }
 
-size_t OwnerLocks::OpensOf(uid_t uid) const {
-  const auto counted = per_user_.find(uid);
+size_t OwnerLocks::OpensOf(Account account) const {
+  const auto counted = per_user_.find(account);
   return counted == per_user_.end() ? 0 : counted->second;
 }
 
 void OwnerLocks::Erase(Opens::iterator open) {
-  if (const uid_t uid = open->second.uid; uid != kNoUser && --per_user_[uid] == 0) {
-    per_user_.erase(uid);
+  if (const Account account = open->second.account;
+      account != kNoAccount && --per_user_[account] == 0) {
+    per_user_.erase(account);
   }
   opens_.erase(open);
 }

@@ -45,6 +45,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "daemon/accountable_user.h"
 #include "daemon/file_handle.h"
 #include "transport/fd.h"
 
@@ -80,10 +81,12 @@ class OwnerLocks {
   static Limits DefaultLimits();
   explicit OwnerLocks(Limits limits = DefaultLimits()) : limits_(limits) {}
 
-  // A lock by `owner`, a process of user `uid`, through `handle` (the kernel's `fh` for it), on
-  // its open of the handle's inode (made, or made writable, as the handle allows); null with
-  // errno set when that open cannot be had (ENOLCK past the limits).
-  std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t fh, uint64_t owner, uid_t uid);
+  // A lock by `owner`, a process of the user `account` names (accountable_user.h), through
+  // `handle` (the kernel's `fh` for it), on its open of the handle's inode (made, or made
+  // writable, as the handle allows); null with errno set when that open cannot be had (ENOLCK
+  // past the limits).
+  std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t fh, uint64_t owner,
+                                 Account account);
   // F_OFD_GETLK for `owner` through its open if it has one, else through the handle's own fd:
   // a question makes no open. The conflicting lock's l_pid is the process that took it through
   // the mount (0 for a lock the daemon does not know, taken in SOURCE); 0 or an errno.
@@ -118,12 +121,12 @@ class OwnerLocks {
   static int CheckAccess(const FileHandle& handle, short lock_type);
 
  private:
-  // The user an open counts towards: none for one a handover brought.
-  static constexpr uid_t kNoUser = static_cast<uid_t>(-1);
+  // The account an open counts towards: none for one a handover brought.
+  static constexpr Account kNoAccount = ~Account{0};
 
   struct OwnerOpen {
     internal::UniqueFd fd;
-    uid_t uid = kNoUser;
+    Account account = kNoAccount;
     bool writable = false;
     uint64_t last_fh = 0;   // the handle of the owner's latest request
     uint32_t pid = 0;       // the process of the owner's latest lock (one pid per owner)
@@ -135,9 +138,9 @@ class OwnerLocks {
 
   // The owner's open, made (within the limits) or made writable as `handle` allows; 0 or an
   // errno.
-  int Prepare(const Key& key, const FileHandle& handle, uid_t uid)
+  int Prepare(const Key& key, const FileHandle& handle, Account account)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  size_t OpensOf(uid_t uid) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  size_t OpensOf(Account account) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes an open out, and out of its user's count; closing it releases its locks.
   void Erase(Opens::iterator open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   int Set(const Key& key, struct flock lock, uint32_t pid);
@@ -156,7 +159,7 @@ class OwnerLocks {
   const Limits limits_;
   mutable absl::Mutex mutex_;
   Opens opens_ ABSL_GUARDED_BY(mutex_);
-  absl::flat_hash_map<uid_t, size_t> per_user_ ABSL_GUARDED_BY(mutex_);
+  absl::flat_hash_map<Account, size_t> per_user_ ABSL_GUARDED_BY(mutex_);
   std::atomic<size_t> held_{0};
 };
 

@@ -1,6 +1,8 @@
 // LockWaiter: waits answered when their attempt is done, and INTERRUPT wherever it falls.
 #include "daemon/lock_waiter.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/daemon/user_namespace.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -49,10 +52,12 @@ class LockWaiterTest : public ::testing::Test {
     WaitAs(7, 0, [] { return EAGAIN; });
   }
 
-  // A wait for request `unique` by caller `uid`.
-  void WaitAs(uint64_t unique, uint32_t uid, LockWaiter::Attempt attempt) {
+  // A wait for request `unique` by caller `uid`, in process `pid` (this thread: the daemon's
+  // own user namespace, where the uid is the account).
+  void WaitAs(uint64_t unique, uint32_t uid, LockWaiter::Attempt attempt, pid_t pid = ::gettid()) {
     header_.unique = unique;
     header_.uid = uid;
+    header_.pid = static_cast<uint32_t>(pid);
     const RequestContext context{header_, extensions_, &interrupted_};
     waiter_.Wait(context, std::move(attempt), EmptyReply(ReplyToken(&channel_, {unique, 0})));
   }
@@ -121,6 +126,23 @@ TEST_F(LockWaiterTest, WaitsBeyondTheCapsAreRefusedWithEnolck) {
   ASSERT_TRUE(AwaitPending(LockWaiter::kMaxWaits - 1));
   WaitAs(unique++, 1000, never);
   EXPECT_EQ(waiter_.pending(), LockWaiter::kMaxWaits) << "the user's freed place is taken again";
+}
+
+// A user with subordinate uids (a rootless container) is one user: its uids share the cap of
+// one. The control: the same uids in the daemon's own namespace are users of their own.
+TEST_F(LockWaiterTest, AUsersSubordinateUidsShareItsCap) {
+  const UserNamespaceProcess container(1101, 1);
+  ASSERT_TRUE(container.made()) << "the user could not make a user namespace";
+  auto never = [] { return EAGAIN; };
+  uint64_t unique = 100;
+  for (size_t i = 0; i < LockWaiter::kMaxWaitsPerUser; ++i) {
+    WaitAs(unique++, 200000, never, container.pid());
+  }
+  WaitAs(unique++, 200000, never);
+  EXPECT_EQ(channel_.answers(), 0u) << "the control: uid 200000 of the daemon's namespace waits";
+  WaitAs(unique++, 200001, never, container.pid());
+  EXPECT_EQ(channel_.AwaitAnswer(), -ENOLCK) << "another uid of the same user";
+  EXPECT_EQ(waiter_.pending(), LockWaiter::kMaxWaitsPerUser + 1);
 }
 
 // A lock that stays busy is retried ever less often: not every 2 ms (250 times in the half

@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_format.h"
 #include "daemon/control_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -397,6 +400,22 @@ struct LockAttempt {
   int taken;  // F_SETLK's errno
 };
 
+// In a lock owner's child: asks F_GETLK about byte `byte` of `fd` and takes a write lock on it,
+// writes both errnos to `report`, and waits for SIGKILL.
+[[noreturn]] void AskLockReportAndWait(int fd, int byte, int report) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = byte;
+  lock.l_len = 1;
+  struct flock question = lock;
+  LockAttempt attempt{::fcntl(fd, F_GETLK, &question) == 0 ? 0 : errno, 0};
+  attempt.taken = ::fcntl(fd, F_SETLK, &lock) == 0 ? 0 : errno;
+  if (::write(report, &attempt, sizeof(attempt)) != sizeof(attempt)) ::_exit(1);
+  ::pause();
+  ::_exit(0);
+}
+
 // Children of `user`, each asking about and locking byte i of `fd`, then waiting for SIGKILL.
 std::vector<pid_t> ForkLockOwners(const User& user, int fd, int children, int report) {
   std::vector<pid_t> pids;
@@ -409,17 +428,7 @@ std::vector<pid_t> ForkLockOwners(const User& user, int fd, int children, int re
     if (::setgroups(0, nullptr) != 0 || ::setgid(user.gid) != 0 || ::setuid(user.uid) != 0) {
       ::_exit(1);
     }
-    struct flock lock {};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    lock.l_start = i;
-    lock.l_len = 1;
-    struct flock question = lock;
-    LockAttempt attempt{::fcntl(fd, F_GETLK, &question) == 0 ? 0 : errno, 0};
-    attempt.taken = ::fcntl(fd, F_SETLK, &lock) == 0 ? 0 : errno;
-    if (::write(report, &attempt, sizeof(attempt)) != sizeof(attempt)) ::_exit(1);
-    ::pause();
-    ::_exit(0);
+    AskLockReportAndWait(fd, i, report);
   }
   return pids;
 }
@@ -479,6 +488,110 @@ TEST_F(RingfusedUnderFdLimit, OneUsersManyLockOwnersLeaveOtherUsersServed) {
            return 0;
          }),
       0)
+      << "another user was refused: " << std::strerror(errno);
+}
+
+// A rootless container's lock owners: `owner` makes a user namespace into which root maps
+// `uids` subordinate uids (from kFirstSubordinate), and forks `children` there, child i as uid
+// i % `uids`, each asking about and locking byte i of `fd` as ForkLockOwners' do. All are in the
+// process group of the container's first process, whose pid this returns.
+constexpr uid_t kFirstSubordinate = 300000;
+
+// One write(2), as /proc/<pid>/uid_map takes it.
+bool WriteInOne(const std::string& path, const std::string& text) {
+  const internal::UniqueFd file(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  return file.valid() && ::write(file.get(), text.data(), text.size()) == ssize_t(text.size());
+}
+
+pid_t ForkContainerOfLockOwners(uid_t owner, int fd, int children, int uids, int report) {
+  int unshared[2], mapped[2];
+  if (::pipe2(unshared, O_CLOEXEC) != 0 || ::pipe2(mapped, O_CLOEXEC) != 0) return -1;
+  const pid_t container = ::fork();
+  if (container == 0) {
+    char go;
+    if (::setpgid(0, 0) != 0 || ::syscall(SYS_setgroups, 0, nullptr) != 0 ||
+        ::syscall(SYS_setresgid, owner, owner, owner) != 0 ||
+        ::syscall(SYS_setresuid, owner, owner, owner) != 0 || ::unshare(CLONE_NEWUSER) != 0 ||
+        ::write(unshared[1], "u", 1) != 1 || ::read(mapped[0], &go, 1) != 1) {
+      ::_exit(1);
+    }
+    for (int i = 0; i < children; ++i) {
+      if (::fork() != 0) continue;
+      const uid_t id = static_cast<uid_t>(i % uids);
+      if (::syscall(SYS_setresgid, id, id, id) != 0 || ::syscall(SYS_setresuid, id, id, id) != 0) {
+        ::_exit(1);
+      }
+      AskLockReportAndWait(fd, i, report);
+    }
+    ::pause();
+    ::_exit(0);
+  }
+  ::close(unshared[1]);
+  ::close(mapped[0]);
+  char ready;
+  const std::string map = absl::StrFormat("0 %u %d\n", kFirstSubordinate, uids);
+  const std::string proc = "/proc/" + std::to_string(container);
+  const bool made = container > 0 && ::read(unshared[0], &ready, 1) == 1 &&
+                    WriteInOne(proc + "/uid_map", map) && WriteInOne(proc + "/gid_map", map) &&
+                    ::write(mapped[1], "m", 1) == 1;
+  ::close(unshared[0]);
+  ::close(mapped[1]);
+  if (!made && container > 0) {
+    ::kill(container, SIGKILL);
+    ::waitpid(container, nullptr, 0);
+    return -1;
+  }
+  return container;
+}
+
+// The user's many uids are one user: counted per uid, 100 uids of a container took the whole
+// total (128 at 1,024 fds) and the other user's lock was refused ENOLCK; counted per user
+// (accountable_user.h), the container has one user's share and the other user locks.
+TEST_F(RingfusedUnderFdLimit, AContainersManyUidsHaveOneUsersShareOfLockOwners) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  constexpr int kOwners = 300, kUids = 100;
+  constexpr size_t kPerUser = 1024 / 8 / 4;  // OwnerLocks::DefaultLimits at 1024 fds
+  const User other{4343, 4343, {}};
+  const std::string source = dir_.path() + "/many";
+  MakeEmptyFiles(source, 2);
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // other users reach the mountpoint
+  ASSERT_EQ(::chmod((source + "/0").c_str(), 0666), 0);
+  ASSERT_EQ(::chmod((source + "/1").c_str(), 0666), 0);
+  StartInForeground({"-f", "-o", "allow_other", source, mountpoint_}, dir_.path() + "/stderr",
+                    {.fd_limit = rlimit{1024, 1024}});
+  const internal::UniqueFd locked(::open((mountpoint_ + "/0").c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_TRUE(locked.valid()) << std::strerror(errno);
+  int report[2];
+  ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
+  const internal::UniqueFd reports(report[0]);
+  internal::UniqueFd writer(report[1]);
+  const pid_t container =
+      ForkContainerOfLockOwners(4242, locked.get(), kOwners, kUids, writer.get());
+  writer.reset();  // a child that dies unreported ends the reads below instead of hanging them
+  ASSERT_GT(container, 0) << "no user namespace with subordinate uids";
+  const auto end_container = absl::MakeCleanup([&] {
+    ::kill(-container, SIGKILL);
+    ::waitpid(container, nullptr, 0);
+  });
+  int taken = 0, refused = 0;
+  for (int i = 0; i < kOwners; ++i) {
+    LockAttempt attempt{};
+    ASSERT_EQ(::read(reports.get(), &attempt, sizeof(attempt)), sizeof(attempt));
+    taken += attempt.taken == 0;
+    refused += attempt.taken == ENOLCK;
+  }
+  EXPECT_EQ(size_t(taken), kPerUser) << "one user's share, not one per uid";
+  EXPECT_EQ(taken + refused, kOwners) << "a lock beyond the bound is refused with ENOLCK";
+  const std::string other_file = mountpoint_ + "/1";
+  EXPECT_EQ(As(other,
+               [&] {
+                 const internal::UniqueFd file(::open(other_file.c_str(), O_RDWR | O_CLOEXEC));
+                 struct flock lock {};
+                 lock.l_type = F_WRLCK;
+                 lock.l_whence = SEEK_SET;
+                 return file.valid() && ::fcntl(file.get(), F_SETLK, &lock) == 0 ? 0 : errno;
+               }),
+            0)
       << "another user was refused: " << std::strerror(errno);
 }
 
