@@ -222,7 +222,10 @@ int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const
 }
 
 // Once across crashes (ExecuteOnce): a create a dead daemon made is opened again instead, neither
-// exclusively nor truncating, and the fh that daemon gave it, never answered, is closed.
+// exclusively nor truncating, and the fh that daemon gave it, never answered, is closed. One it
+// may not have made (begun, not recorded done) is taken as made only where the name is new and
+// the caller's (NameAdded); else it is made now, so an exclusive create of a name another user
+// made meanwhile fails with EEXIST.
 void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
                            CreateReply reply) {
   std::shared_ptr<const Inode> dir;
@@ -253,7 +256,8 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
       [&] { return create_file(flags); },
       [&](const ChangeJournal::Outcome& earlier) -> std::optional<int64_t> {
         if (earlier.done && earlier.result < 0) return earlier.result;
-        if (!earlier.done && !NameAdded(dir->path.get(), name.c_str(), earlier.evidence)) {
+        if (!earlier.done &&
+            !NameAdded(dir->path.get(), name.c_str(), earlier.evidence, context.uid())) {
           return std::nullopt;
         }
         const int64_t opened = create_file(flags & ~(O_EXCL | O_TRUNC));

@@ -26,10 +26,10 @@
 #include "daemon/change_journal.h"
 #include "daemon/dir_handle.h"
 #include "daemon/file_handle.h"
-#include "daemon/open_file_journal.h"
 #include "daemon/handle_registry.h"
 #include "daemon/inode_table.h"
 #include "daemon/lock_waiter.h"
+#include "daemon/open_file_journal.h"
 #include "daemon/options.h"
 #include "daemon/owner_locks.h"
 #include "ringfuse/backing.h"
@@ -203,11 +203,13 @@ class PassthroughFs : public Handler {
                                          absl::FunctionRef<bool(uint64_t evidence)> made,
                                          int64_t made_result);
   // What tells whether a change of a name was made: the inode `name` in `dir_fd` names, 0 for
-  // none (ENOENT), kUnknownInode when that cannot be told. A name was added when it named
-  // nothing before and names an inode now; removed when it named one before and no longer does.
+  // none (ENOENT), kUnknownInode when that cannot be told. A name was added by `maker` when it
+  // named nothing before and names an inode `maker` owns now: a name another user made while
+  // the daemon was dead is not the caller's (a create replayed on it would hand the caller
+  // that user's file). Removed when it named one before and no longer does.
   static constexpr uint64_t kUnknownInode = ~uint64_t{0};
   static uint64_t InodeNamed(int dir_fd, const char* name);
-  static bool NameAdded(int dir_fd, const char* name, uint64_t before);
+  static bool NameAdded(int dir_fd, const char* name, uint64_t before, uid_t maker);
   static bool NameRemoved(int dir_fd, const char* name, uint64_t before);
   // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
   // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
@@ -255,8 +257,7 @@ class PassthroughFs : public Handler {
   // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
   // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
   // errno to answer the open with.
-  int NewHandle(internal::UniqueFd fd, uint64_t nodeid, int flags, bool direct,
-                wire::OpenOut& out);
+  int NewHandle(internal::UniqueFd fd, uint64_t nodeid, int flags, bool direct, wire::OpenOut& out);
   void List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
   void ChangeXattr(const RequestContext& context, EmptyReply reply,
@@ -271,7 +272,7 @@ class PassthroughFs : public Handler {
   bool passthrough_agreed_ = false;  // likewise
   Pruner pruner_;                    // set once by SetPruner, then only read
   std::atomic<bool> pruner_set_{false};
-  std::atomic<int64_t> last_prune_{0};  // steady_clock ticks of the last prune asked for
+  std::atomic<int64_t> last_prune_{0};        // steady_clock ticks of the last prune asked for
   std::atomic<Notifier*> notifier_{nullptr};  // set once by SetNotifier
   std::atomic<uint64_t> reads_{0};
   std::atomic<uint64_t> writes_{0};
@@ -281,9 +282,9 @@ class PassthroughFs : public Handler {
   HandleRegistry<DirHandle> open_dirs_;
   // Each incarnation's node ids and fh values have 2^40 to themselves, and 2^24 incarnations fit.
   static constexpr int kIncarnationShift = 40;
-  uint64_t first_own_fh_ = 0;  // an fh below it was a dead daemon's (ContinueAfterCrash)
+  uint64_t first_own_fh_ = 0;           // an fh below it was a dead daemon's (ContinueAfterCrash)
   OpenFileJournal* journal_ = nullptr;  // set once, before serving
-  ChangeJournal* changes_ = nullptr;     // likewise
+  ChangeJournal* changes_ = nullptr;    // likewise
   ChangeJournal::Outcomes earlier_changes_;  // likewise, then only read
   // A dead daemon's node id of a file reopened after the crash, and its fh: what fstat of such
   // a file needs. Written before serving, then only read.

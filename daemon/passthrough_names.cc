@@ -41,7 +41,10 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
       [&](const ChangeJournal::Outcome& earlier) {
         return ReplayOf(
             earlier,
-            [&](uint64_t before) { return NameAdded(dir_fd, name_string.c_str(), before); }, 0);
+            [&](uint64_t before) {
+              return NameAdded(dir_fd, name_string.c_str(), before, context.uid());
+            },
+            0);
       });
   if (made < 0) return reply.Error(static_cast<int>(-made));
   wire::EntryOut entry;

@@ -53,10 +53,10 @@ uint64_t PassthroughFs::InodeNamed(int dir_fd, const char* name) {
   return errno == ENOENT ? 0 : kUnknownInode;
 }
 
-bool PassthroughFs::NameAdded(int dir_fd, const char* name, uint64_t before) {
+bool PassthroughFs::NameAdded(int dir_fd, const char* name, uint64_t before, uid_t maker) {
   if (before != 0) return false;
-  const uint64_t now = InodeNamed(dir_fd, name);
-  return now != 0 && now != kUnknownInode;
+  struct stat st;
+  return ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == maker;
 }
 
 bool PassthroughFs::NameRemoved(int dir_fd, const char* name, uint64_t before) {

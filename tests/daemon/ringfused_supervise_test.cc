@@ -259,6 +259,8 @@ struct OnceCase {
   std::function<int(const std::string& mount)> call;  // 0 or the errno it failed with
   int expected_error = 0;
   std::function<void(const std::string& source)> expect_once;
+  // Run in SOURCE while the change is held, before the kill: what another user does meanwhile.
+  std::function<void(const std::string& source)> while_held = nullptr;
 };
 
 void PrintTo(const OnceCase& change, std::ostream* out) { *out << change.name; }
@@ -364,6 +366,34 @@ std::vector<OnceCase> OnceCases() {
                      EXPECT_EQ(ReadFile(s + "/left"), "R") << "exchanged twice";
                      EXPECT_EQ(ReadFile(s + "/right"), "L");
                    }});
+  // Another user makes the name in SOURCE after the dead daemon recorded the change begun: the
+  // caller's exclusive create and mkdir are not answered as made on that user's file.
+  const auto bobs = [](const std::string& path) {
+    struct stat attr {};
+    return ::lstat(path.c_str(), &attr) == 0 && attr.st_uid == kBob.uid;
+  };
+  cases.push_back(
+      {"ExclusiveCreateOfANameAnotherUserMadeMeanwhile", "begun", "contested", nothing,
+       [](const std::string& m) { return CreateAndWrite(m + "/contested", "the caller's\n"); },
+       EEXIST,
+       [bobs](const std::string& s) {
+         EXPECT_EQ(ReadFile(s + "/contested"), "bob's\n");
+         EXPECT_TRUE(bobs(s + "/contested"));
+       },
+       [](const std::string& s) {
+         WriteFile(s + "/contested", "bob's\n");
+         ASSERT_EQ(::chown((s + "/contested").c_str(), kBob.uid, kBob.gid), 0);
+       }});
+  cases.push_back({"MkdirOfANameAnotherUserMadeMeanwhile", "begun", "contested-dir", nothing,
+                   [](const std::string& m) {
+                     return Errno(::mkdir((m + "/contested-dir").c_str(), 0755) == 0);
+                   },
+                   EEXIST,
+                   [bobs](const std::string& s) { EXPECT_TRUE(bobs(s + "/contested-dir")); },
+                   [](const std::string& s) {
+                     ASSERT_EQ(::mkdir((s + "/contested-dir").c_str(), 0700), 0);
+                     ASSERT_EQ(::chown((s + "/contested-dir").c_str(), kBob.uid, kBob.gid), 0);
+                   }});
   for (const char* point : {"begun", "made"}) {
     cases.push_back(
         {std::string("AppendKilledAt_") + point, point, "appended once\n",
@@ -394,6 +424,9 @@ TEST_P(ChangesMadeOnce, AChangeIsMadeOnceWhereverTheDaemonIsKilled) {
   ASSERT_THAT(ReadFile(log_), HasSubstr(held)) << "the change never reached its point";
   ASSERT_EQ(called.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout)
       << "the change was answered: the hook did not hold it, and the test would prove nothing";
+  if (change.while_held) {
+    ASSERT_NO_FATAL_FAILURE(change.while_held(source_));
+  }
   ASSERT_GT(KillDaemonAndAwaitTheNext(), 0);
   ASSERT_EQ(called.wait_for(kRecoveryBound), std::future_status::ready);
   const int error = called.get();
