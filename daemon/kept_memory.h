@@ -2,8 +2,14 @@
 // holds too, mapped shared, so that what the daemon stores in it is there for the daemon the
 // keeper starts after the crash, which maps the same memfd. The journals (slot_journal.h,
 // change_journal.h) live in such memory.
+//
+// Its size is sealed (F_SEAL_SHRINK, F_SEAL_GROW, and F_SEAL_SEAL so that no holder lifts them):
+// the keeper and any process it hands the memfd to hold it too, and a holder that shrank it
+// would make the daemon's next access past the new end SIGBUS. A memfd adopted without those
+// seals is refused: no ringfused of this build made it.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,21 +29,29 @@ class KeptMemory {
  public:
   // A new memfd named `name` of `bytes`, zeroed (and sparse: a page is only there once written).
   static absl::StatusOr<KeptMemory> Create(const char* name, size_t bytes) {
-    internal::UniqueFd memfd(::memfd_create(name, MFD_CLOEXEC));
+    internal::UniqueFd memfd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!memfd.valid()) return internal::ErrnoStatus(errno, std::string("memfd_create ") + name);
     if (::ftruncate(memfd.get(), static_cast<off_t>(bytes)) != 0) {
       return internal::ErrnoStatus(errno, std::string("sizing ") + name);
     }
+    if (::fcntl(memfd.get(), F_ADD_SEALS, kSizeSeals) != 0) {
+      return internal::ErrnoStatus(errno, std::string("sealing ") + name);
+    }
     return Map(std::move(memfd), bytes);
   }
-  // The memory a dead daemon kept in `memfd`; DataLoss for a memfd of another size, which no
-  // ringfused of this build wrote. `what` names it in that error.
+  // The memory a dead daemon kept in `memfd`; DataLoss for a memfd of another size or unsealed,
+  // which no ringfused of this build wrote. `what` names it in that error.
   static absl::StatusOr<KeptMemory> Adopt(internal::UniqueFd memfd, size_t bytes,
                                           const char* what) {
     struct stat attr {};
     if (::fstat(memfd.get(), &attr) != 0 || static_cast<size_t>(attr.st_size) != bytes) {
       return absl::DataLossError(std::string("the kept ") + what +
                                  " is not one this ringfused wrote");
+    }
+    if (const int seals = ::fcntl(memfd.get(), F_GET_SEALS);
+        seals < 0 || (seals & kSizeSeals) != kSizeSeals) {
+      return absl::DataLossError(std::string("the kept ") + what +
+                                 " is not sealed against resizing");
     }
     return Map(std::move(memfd), bytes);
   }
@@ -57,6 +71,8 @@ class KeptMemory {
  private:
   KeptMemory(internal::UniqueFd memfd, void* address, size_t bytes)
       : memfd_(std::move(memfd)), address_(address), bytes_(bytes) {}
+
+  static constexpr int kSizeSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
   static absl::StatusOr<KeptMemory> Map(internal::UniqueFd memfd, size_t bytes) {
     void* address = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);

@@ -17,6 +17,7 @@
 namespace ringfuse::daemon {
 namespace {
 
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Key;
 using ::testing::UnorderedElementsAre;
@@ -112,8 +113,8 @@ TEST(ChangeJournal, ARecordTornByACrashIsSkipped) {
   ASSERT_NE(journal, nullptr);
   journal->Done(journal->Begin(30, Opcode::kMkdir, 0), 0);
   journal->Done(journal->Begin(32, Opcode::kMkdir, 0), 0);
-  void* memory = ::mmap(nullptr, ChangeJournal::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                        journal->fd(), 0);
+  void* memory =
+      ::mmap(nullptr, ChangeJournal::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, journal->fd(), 0);
   ASSERT_NE(memory, MAP_FAILED);
   auto* slots = reinterpret_cast<ChangeJournal::Slot*>(static_cast<char*>(memory) +
                                                        sizeof(ChangeJournal::Header));
@@ -128,6 +129,27 @@ TEST(ChangeJournal, AMemfdThatIsNoJournalIsRefused) {
   ASSERT_EQ(::ftruncate(memfd.get(), 4096), 0);
   absl::StatusOr<std::unique_ptr<ChangeJournal>> adopted = ChangeJournal::Adopt(std::move(memfd));
   EXPECT_EQ(adopted.status().code(), absl::StatusCode::kDataLoss) << adopted.status();
+}
+
+// A holder of the memfd (the keeper, or whoever it hands it to) cannot resize it: shrunk, the
+// daemon's next access past the end would be SIGBUS. The control: an unsealed memfd of the right
+// size, which a holder could shrink, is refused.
+TEST(ChangeJournal, ItsMemfdCannotBeResizedAndAnUnsealedOneIsRefused) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  EXPECT_NE(::ftruncate(journal->fd(), 4096), 0);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_NE(::ftruncate(journal->fd(), 2 * ChangeJournal::kBytes), 0);
+  EXPECT_NE(::fcntl(journal->fd(), F_ADD_SEALS, F_SEAL_WRITE), 0) << "no seal can be changed";
+  ASSERT_NE(AdoptCopyOf(*journal), nullptr) << "a sealed journal is adopted";
+
+  internal::UniqueFd unsealed(::memfd_create("unsealed", MFD_CLOEXEC));
+  ASSERT_TRUE(unsealed.valid());
+  ASSERT_EQ(::ftruncate(unsealed.get(), ChangeJournal::kBytes), 0);
+  absl::StatusOr<std::unique_ptr<ChangeJournal>> adopted =
+      ChangeJournal::Adopt(std::move(unsealed));
+  EXPECT_EQ(adopted.status().code(), absl::StatusCode::kDataLoss) << adopted.status();
+  EXPECT_THAT(adopted.status().message(), HasSubstr("not sealed"));
 }
 
 TEST(ChangeJournal, ANewJournalHoldsNothing) {
