@@ -12,6 +12,7 @@
 #include "daemon/handover_state.h"
 #include "daemon/options.h"
 #include "daemon/spawn.h"
+#include "daemon/trusted_program.h"
 #include "transport/errno_status.h"
 #include "transport/fd.h"
 #include "transport/wait_status.h"
@@ -35,6 +36,9 @@ std::string Reap(pid_t pid, const std::string& binary) {
 absl::StatusOr<RestartReport> RestartDaemon(const Program& successor, Session& session,
                                             PassthroughFs& fs, const std::string& revision,
                                             ControlServer& control) {
+  // Checked and opened now, and started from this open file: no later rename changes what runs.
+  const absl::StatusOr<internal::UniqueFd> program = OpenTrustedProgram(successor.binary);
+  if (!program.ok()) return program.status();
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
     return internal::ErrnoStatus(errno, "socketpair for the handover");
@@ -42,8 +46,8 @@ absl::StatusOr<RestartReport> RestartDaemon(const Program& successor, Session& s
   const internal::UniqueFd ours(ends[0]);
   internal::UniqueFd theirs(ends[1]);
   // In a session of its own, so that it outlives the terminal or service that started this one.
-  absl::StatusOr<pid_t> pid =
-      SpawnWithSocket(successor, kTakeoverFdOption, theirs.get(), /*new_session=*/true);
+  absl::StatusOr<pid_t> pid = SpawnOpenedWithSocket(program->get(), successor, kTakeoverFdOption,
+                                                    theirs.get(), /*new_session=*/true);
   if (!pid.ok()) return pid.status();
   theirs.reset();  // so that a successor that dies shows as the socket's end
   const auto save = [&]() -> absl::StatusOr<HandoverPayload> {

@@ -25,10 +25,13 @@ struct RestartReport {
 
 // Starts `successor` (the binary by absolute path, argv without --takeover-fd, the directory
 // the daemon was started in, from which argv's relative paths are) with --takeover-fd=N
-// appended, in a session of its own, and hands `session` over to it: the state of `fs` (SaveHandoverState, with
-// `revision` the revision served, "" in passthrough mode) and `control`'s listener as the last
-// payload fd. On success `control` is handed off (HandOff; so call this from its answer) and the
-// successor serves both; on failure the successor is killed and reaped, and `session` serves on.
+// appended, in a session of its own, and hands `session` over to it: the state of `fs`
+// (SaveHandoverState, with `revision` the revision served, "" in passthrough mode) and
+// `control`'s listener as the last payload fd. The binary is opened and checked first, and
+// refused if anyone but root and this daemon's user could replace it (OpenTrustedProgram); what
+// starts is that open file. On success `control` is handed off (HandOff; so call this from its
+// answer) and the successor serves both; on failure the successor is killed and reaped, and
+// `session` serves on.
 absl::StatusOr<RestartReport> RestartDaemon(const Program& successor, Session& session,
                                             PassthroughFs& fs, const std::string& revision,
                                             ControlServer& control);

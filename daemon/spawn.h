@@ -1,5 +1,5 @@
 // Starting another daemon process from this one, which has threads: ringfuse-ctl restart's
-// successor, and the daemon ringfuse-ctl supervise keeps.
+// successor, from the file checked at the request, and the daemon ringfuse-ctl supervise keeps.
 #pragma once
 
 #include <sys/types.h>
@@ -24,5 +24,11 @@ struct Program {
 // SIGTERM and SIGINT in every thread), and in a session of its own with `new_session`.
 absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view fd_option,
                                       int socket, bool new_session);
+
+// The same, but starts the file open at `executable` (OpenTrustedProgram's) with execveat,
+// whatever its path names by now; `program.binary` only names it in errors.
+absl::StatusOr<pid_t> SpawnOpenedWithSocket(int executable, const Program& program,
+                                            std::string_view fd_option, int socket,
+                                            bool new_session);
 
 }  // namespace ringfuse::daemon

@@ -85,6 +85,8 @@ class RingfusedRestart : public RingfusedBinary {
   }
 
   std::string source_;
+  // Where a restart may start a program from: not /tmp, where dir_ is, which everyone may write.
+  TempDir trusted_{"ringfused-restart", "/run"};
 };
 
 // The same on each transport: GetParam() is the --transport value.
@@ -201,7 +203,8 @@ TEST_F(RingfusedRestart, ARestartThatFailsLeavesTheOldDaemonServing) {
   EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(killed)))
       << "the failed successor was not reaped";
 
-  const std::string absent = dir_.path() + "/absent";
+  ASSERT_FALSE(trusted_.path().empty()) << "mkdtemp in /run: " << std::strerror(errno);
+  const std::string absent = trusted_.path() + "/absent";
   const Outcome missing =
       RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_, "--binary=" + absent});
   EXPECT_EQ(missing.exit_code, 1);
@@ -219,6 +222,44 @@ TEST_F(RingfusedRestart, ARestartThatFailsLeavesTheOldDaemonServing) {
   ExpectServes("after-refusals");
 }
 
+// A program that someone else could replace, or a directory on its path, is refused before it
+// starts, with the path at fault, and the daemon serves on; the same program where only root
+// writes starts (the negative control).
+TEST_F(RingfusedRestart, AProgramOthersCouldReplaceIsRefusedAndTheDaemonServesOn) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  ASSERT_FALSE(trusted_.path().empty()) << "mkdtemp in /run: " << std::strerror(errno);
+  const std::string open = trusted_.path() + "/open";
+  std::filesystem::create_directory(open);
+  std::filesystem::copy_file(RINGFUSED_BINARY, open + "/ringfused");
+  ASSERT_EQ(::chmod(open.c_str(), 0777), 0);
+  StartInForeground({"-f", "--transport=threads", source_, mountpoint_}, dir_.path() + "/stderr");
+  const pid_t pid = daemon_pid_;
+
+  const Outcome refused =
+      RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_, "--binary=" + open + "/ringfused"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_THAT(refused.output,
+              HasSubstr("restart of " + mountpoint_ + " failed, the running ringfused serves on: " +
+                        "will not run " + open + "/ringfused: " + open +
+                        " is writable by everyone; a root daemon runs no program that anyone "
+                        "else could replace"));
+  EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), 0) << "the daemon ended";
+  EXPECT_EQ(StatusPid("serves passthrough: "), pid);
+  ExpectServes("after-refusal");
+
+  ASSERT_EQ(::chmod(open.c_str(), 0755), 0);
+  const Outcome restarted =
+      RunCommand({RINGFUSE_CTL_BINARY, "restart", mountpoint_, "--binary=" + open + "/ringfused"});
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+  const pid_t new_pid = daemon_pid_ = PidAfter(restarted.output, "new ringfused pid ");
+  ASSERT_GT(new_pid, 0) << restarted.output;
+  const int status = WaitBounded(pid, std::chrono::seconds(10));
+  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
+  ExpectServes("after-restart");
+  StopWithSigterm(new_pid);
+}
+
 // A user's own daemon, mounted through fusermount3: ringfuse-ctl finds it through the user's
 // runtime directory, its successor is that user's too, and the mount stays the user's.
 TEST_P(RingfusedRestartOn, AUsersDaemonMountedThroughFusermountRestarts) {
@@ -226,7 +267,14 @@ TEST_P(RingfusedRestartOn, AUsersDaemonMountedThroughFusermountRestarts) {
   const ringfuse::testing::DevFuseModeGuard open_to_users(0666);
   ASSERT_TRUE(open_to_users.changed());
   const User user = kNobody;
-  const UserHome home = PrepareHome();
+  // As PrepareHome, but not under /tmp, from where the daemon would refuse to start its successor.
+  ASSERT_FALSE(trusted_.path().empty()) << "mkdtemp in /run: " << std::strerror(errno);
+  ASSERT_EQ(::chmod(trusted_.path().c_str(), 0755), 0);
+  const std::string base = trusted_.path() + "/home";
+  const UserHome home{base, base + "/ringfused", base + "/src", base + "/mnt"};
+  std::filesystem::create_directories(home.source);
+  std::filesystem::create_directory(home.mountpoint);
+  std::filesystem::copy_file(RINGFUSED_BINARY, home.binary);
   WriteFile(home.source + "/before", "in the source\n");
   const std::string runtime = home.home + "/run";
   std::filesystem::create_directory(runtime);
