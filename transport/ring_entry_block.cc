@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <cerrno>
-#include <cstring>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -34,7 +36,8 @@ constexpr uintptr_t kGiB = uintptr_t{1} << 30;
 
 uintptr_t RegionCursorStart() {
   std::random_device random;
-  return kRegionStart + (std::uniform_int_distribution<uintptr_t>(0, kRegionSpread / kGiB)(random) * kGiB);
+  return kRegionStart +
+         (std::uniform_int_distribution<uintptr_t>(0, kRegionSpread / kGiB)(random) * kGiB);
 }
 
 // Where the next block of this process goes.
@@ -163,13 +166,25 @@ class EntryBlock::Mapping {
 
 size_t EntryBlock::StrideFor(size_t size) { return RoundUp(size, kPage); }
 
-size_t EntryBlock::SizeFor(size_t count, size_t payload_stride) {
-  return RoundUp(count * sizeof(wire::UringReqHeader), kPage) + count * payload_stride;
+// Checked: a handed-over count or stride near 2^64 would wrap the sum round to a small size that
+// passes MapAt's bounds check, and the entries would then lie past the mapping.
+std::optional<size_t> EntryBlock::SizeFor(size_t count, size_t payload_stride) {
+  size_t headers, payloads, size;
+  if (__builtin_mul_overflow(count, sizeof(wire::UringReqHeader), &headers) ||
+      headers > std::numeric_limits<size_t>::max() - kPage ||
+      __builtin_mul_overflow(count, payload_stride, &payloads) ||
+      __builtin_add_overflow(RoundUp(headers, kPage), payloads, &size) ||
+      size > static_cast<size_t>(std::numeric_limits<off_t>::max())) {
+    return std::nullopt;
+  }
+  return size;
 }
 
 absl::StatusOr<EntryBlock> EntryBlock::Create(std::shared_ptr<EntryFile> file, size_t count,
                                               size_t payload_stride) {
-  const size_t size = SizeFor(count, payload_stride);
+  const std::optional<size_t> checked = SizeFor(count, payload_stride);
+  if (!checked) return absl::InvalidArgumentError("ring entries too large to map");
+  const size_t size = *checked;
   absl::StatusOr<off_t> offset = file->Extend(size);
   if (!offset.ok()) return offset.status();
   void* mapped = PlaceBlock(size, file->fd(), *offset);
@@ -181,12 +196,20 @@ absl::StatusOr<EntryBlock> EntryBlock::Create(std::shared_ptr<EntryFile> file, s
 absl::StatusOr<EntryBlock> EntryBlock::MapAt(std::shared_ptr<EntryFile> file, uint64_t offset,
                                              uintptr_t address, size_t count,
                                              size_t payload_stride) {
-  const size_t size = SizeFor(count, payload_stride);
+  const std::optional<size_t> checked = SizeFor(count, payload_stride);
+  if (!checked || offset > static_cast<uint64_t>(std::numeric_limits<off_t>::max())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the handed-over ring entries (%u entries of %u-byte payloads at offset %u) cannot be "
+        "mapped: their size overflows",
+        count, payload_stride, offset));
+  }
+  const size_t size = *checked;
   const off_t start = static_cast<off_t>(offset);
   if (std::shared_ptr<Mapping> mine = Mapping::Find(address, *file, start, size)) {
     return EntryBlock(std::move(mine), count, payload_stride);
   }
-  if (offset > static_cast<uint64_t>(file->size()) || file->size() - start < static_cast<off_t>(size)) {
+  if (offset > static_cast<uint64_t>(file->size()) ||
+      file->size() - start < static_cast<off_t>(size)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the ring entries' memfd has no %u bytes of %u entries at offset %u", size, count, offset));
   }
@@ -202,8 +225,7 @@ absl::StatusOr<EntryBlock> EntryBlock::MapAt(std::shared_ptr<EntryFile> file, ui
     return absl::FailedPreconditionError(
         absl::StrFormat("cannot map the old process's ring entries at 0x%x in this one", address));
   }
-  return EntryBlock(Mapping::Register(std::move(file), start, mapped, size), count,
-                    payload_stride);
+  return EntryBlock(Mapping::Register(std::move(file), start, mapped, size), count, payload_stride);
 }
 
 EntryBlock::EntryBlock(std::shared_ptr<Mapping> mapping, size_t count, size_t payload_stride)

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "ringfuse/wire.h"
@@ -72,7 +73,8 @@ class EntryBlock {
 
  private:
   EntryBlock(std::shared_ptr<Mapping> mapping, size_t count, size_t payload_stride);
-  static size_t SizeFor(size_t count, size_t payload_stride);
+  // The block's bytes, or nothing where they overflow size_t or off_t.
+  static std::optional<size_t> SizeFor(size_t count, size_t payload_stride);
   std::byte* base() const;
 
   std::shared_ptr<Mapping> mapping_;
