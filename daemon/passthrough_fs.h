@@ -184,7 +184,7 @@ class PassthroughFs : public Handler {
   // release or forget them.
   void ForgetUnanswered(uint64_t fh, uint64_t nodeid);
   // After a crash (ReopenAfterCrash).
-  internal::UniqueFd ReopenByHandle(const std::string& handle, int flags);
+  internal::UniqueFd ReopenByHandle(uint64_t nodeid, const std::string& handle, int flags);
   bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
   bool ReopenDirAfterCrash(const OpenFileJournal::Entry& entry);
   // The result of a change (a count, an fh or 0, or -errno), made once across crashes

@@ -2,6 +2,7 @@
 // owners' opens and the shared backing ids, beside the inode table (inode_table_handover.cc).
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
@@ -92,8 +93,8 @@ absl::Status PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
 size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
   size_t reopened = 0;
   for (const OpenFileJournal::Entry& entry : journal.Recover()) {
-    const bool restored = (entry.flags & O_DIRECTORY) != 0 ? ReopenDirAfterCrash(entry)
-                                                           : ReopenFileAfterCrash(entry);
+    const bool restored =
+        (entry.flags & O_DIRECTORY) != 0 ? ReopenDirAfterCrash(entry) : ReopenFileAfterCrash(entry);
     if (!restored) {
       journal.Released(entry.fh);
       continue;
@@ -104,16 +105,26 @@ size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
 }
 
 // Reopened through /proc: an O_PATH fd cannot be opened again any other way. What the first open
-// created or truncated is not done again.
-internal::UniqueFd PassthroughFs::ReopenByHandle(const std::string& handle, int flags) {
+// created or truncated is not done again. The journal's handle must reach the inode of the
+// journal's node, which the table knows (recovered from the node journal, and reopened there
+// with the same check): a record whose handle names another inode of the filesystem (SOURCE's
+// or not) is no open file of that node, and opening it as root would serve anything.
+internal::UniqueFd PassthroughFs::ReopenByHandle(uint64_t nodeid, const std::string& handle,
+                                                 int flags) {
+  const std::shared_ptr<const Inode> node = inodes_.Get(nodeid);
+  if (node == nullptr) return internal::UniqueFd();
   const internal::UniqueFd inode = inodes_.handles().Open(handle);
-  if (!inode.valid()) return internal::UniqueFd();
+  struct stat st {};
+  if (!inode.valid() || ::fstat(inode.get(), &st) != 0 || st.st_dev != node->dev ||
+      st.st_ino != node->ino) {
+    return internal::UniqueFd();
+  }
   return internal::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(),
                                    (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC));
 }
 
 bool PassthroughFs::ReopenFileAfterCrash(const OpenFileJournal::Entry& entry) {
-  internal::UniqueFd fd = ReopenByHandle(entry.handle, entry.flags);
+  internal::UniqueFd fd = ReopenByHandle(entry.nodeid, entry.handle, entry.flags);
   if (!fd.valid() ||
       !open_files_.Restore(entry.fh, std::make_unique<FileHandle>(std::move(fd), entry.flags))) {
     return false;
@@ -125,7 +136,7 @@ bool PassthroughFs::ReopenFileAfterCrash(const OpenFileJournal::Entry& entry) {
 // Where the dead daemon's stream stood is not known: the next listing seeks to the cookie the
 // kernel asks for, the backing directory's own, so it goes on where it stopped.
 bool PassthroughFs::ReopenDirAfterCrash(const OpenFileJournal::Entry& entry) {
-  internal::UniqueFd fd = ReopenByHandle(entry.handle, O_RDONLY | O_DIRECTORY);
+  internal::UniqueFd fd = ReopenByHandle(entry.nodeid, entry.handle, O_RDONLY | O_DIRECTORY);
   DIR* dir = fd.valid() ? ::fdopendir(fd.get()) : nullptr;
   if (dir == nullptr) return false;
   fd.release();  // the stream's now
