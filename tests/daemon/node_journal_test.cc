@@ -54,8 +54,8 @@ TEST(NodeJournal, ANodeThatCannotBeRecordedMakesTheRecoveryIncompleteWhileItLive
   absl::StatusOr<std::unique_ptr<NodeJournal>> journal = NodeJournal::Create();
   ASSERT_TRUE(journal.ok());
   EXPECT_FALSE((*journal)->Added(5, 10, 200, S_IFREG, "", 1));  // no handle: an O_TMPFILE
-  EXPECT_FALSE((*journal)->Added(6, 10, 201, S_IFREG,
-                                 std::string(NodeJournal::kMaxHandle + 1, 'h'), 1));
+  EXPECT_FALSE(
+      (*journal)->Added(6, 10, 201, S_IFREG, std::string(NodeJournal::kMaxHandle + 1, 'h'), 1));
   EXPECT_FALSE(AdoptCopyOf(**journal)->Recover().complete);
   // The negative control: once both are dropped, nothing the kernel knows is missing.
   absl::StatusOr<std::unique_ptr<NodeJournal>> again = NodeJournal::Create();
@@ -110,7 +110,8 @@ TEST(NodeJournal, AnInodeTableComesBackFromItUnderTheSameNodeIds) {
   EXPECT_EQ(next.LookupCount(file_id), 2u);
   const std::shared_ptr<const Inode> reopened = next.Get(file_id);
   ASSERT_NE(reopened, nullptr) << std::strerror(errno);
-  struct stat expected {}, got {};
+  struct stat expected {
+  }, got{};
   ASSERT_EQ(::fstat(file.get(), &expected), 0);
   ASSERT_EQ(::fstat(reopened->path.get(), &got), 0);
   EXPECT_EQ(got.st_ino, expected.st_ino);
@@ -123,6 +124,42 @@ TEST(NodeJournal, AnInodeTableComesBackFromItUnderTheSameNodeIds) {
   bool counted = false;
   for (const SavedNode& node : third.nodes) counted |= node.nodeid == file_id && node.lookups == 3;
   EXPECT_TRUE(counted);
+}
+
+// Records no daemon could have written (node id 0, the root's, one near 2^64 that would wrap the
+// next node id round) are dropped, and the rest of the table still comes back.
+TEST(NodeJournal, RecordsWithImpossibleNodeIdsAreDroppedNotTheRecovery) {
+  testing::TempDir dir("ringfuse-node-journal");
+  const std::string source = dir.path() + "/source";
+  ASSERT_EQ(::mkdir(source.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((source + "/sub").c_str(), 0755), 0);
+  std::vector<SavedNode> nodes;
+  uint64_t sub_id = 0;
+  {
+    InodeTable table(internal::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
+    if (!table.reopens_by_handle()) GTEST_SKIP() << "file handles cannot be opened here";
+    absl::StatusOr<std::unique_ptr<NodeJournal>> journal = NodeJournal::Create();
+    ASSERT_TRUE(journal.ok());
+    table.RecordNodesIn(journal->get());
+    Found sub;
+    ASSERT_EQ(table.Lookup(InodeTable::kRootNodeId, "sub", sub), 0);
+    sub_id = sub.inode->nodeid;
+    nodes = AdoptCopyOf(**journal)->Recover().nodes;
+  }
+  ASSERT_EQ(nodes.size(), 1u);
+  for (const uint64_t impossible : {uint64_t{0}, InodeTable::kRootNodeId, ~uint64_t{0}}) {
+    SavedNode forged = nodes[0];
+    forged.nodeid = impossible;
+    nodes.push_back(forged);
+  }
+  InodeTable next(internal::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
+  const absl::Status restored = next.RestoreRecorded(std::move(nodes));
+  ASSERT_TRUE(restored.ok()) << restored;
+  EXPECT_EQ(next.LookupCount(sub_id), 1u);
+  Found fresh;
+  ASSERT_EQ(::mkdir((source + "/new").c_str(), 0755), 0);
+  ASSERT_EQ(next.Lookup(InodeTable::kRootNodeId, "new", fresh), 0);
+  EXPECT_EQ(fresh.inode->nodeid, sub_id + 1) << "the next node id was not wrapped round";
 }
 
 }  // namespace
