@@ -29,8 +29,6 @@ absl::Status TakeFd(std::vector<internal::UniqueFd>& fds, int index, dev_t dev, 
   return absl::OkStatus();
 }
 
-// Whether the nodes hold together: one root, each node id once and below next_nodeid, each
-// parent among them.
 // A node id a journal may hold: not 0 or the root's, and below 2^62, which a daemon making a
 // million nodes a second reaches in 146,000 years. One beyond (a torn or forged record near
 // 2^64) would wrap the next node id round and fail the whole recovery (CheckNodes): it is
@@ -39,6 +37,8 @@ bool IsRecordableNodeId(uint64_t nodeid) {
   return nodeid > InodeTable::kRootNodeId && nodeid < (uint64_t{1} << 62);
 }
 
+// Whether the nodes hold together: one root, each node id once and below next_nodeid, each
+// parent among them.
 absl::Status CheckNodes(const SavedTable& saved) {
   absl::flat_hash_set<uint64_t> nodeids;
   for (const SavedNode& node : saved.nodes) {

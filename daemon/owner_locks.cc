@@ -84,10 +84,11 @@ OwnerLocks::Limits OwnerLocks::DefaultLimits() {
 }
 
 std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle, uint64_t fh,
-                                                       uint64_t owner, Account account) {
+                                                       uint64_t owner,
+                                                       absl::FunctionRef<Account()> account_of) {
   const Key key{handle.dev(), handle.ino(), owner};
   absl::MutexLock hold(&mutex_);
-  if (const int error = Prepare(key, handle, account); error != 0) {
+  if (const int error = Prepare(key, handle, account_of); error != 0) {
     errno = error;
     return nullptr;
   }
@@ -98,25 +99,31 @@ std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle,
   return std::make_shared<Request>(*this, key);
 }
 
-int OwnerLocks::Prepare(const Key& key, const FileHandle& handle, Account account) {
+int OwnerLocks::Prepare(const Key& key, const FileHandle& handle,
+                        absl::FunctionRef<Account()> account_of) {
   auto known = opens_.find(key);
-  if (known != opens_.end() && (known->second.writable || !Writable(handle))) return 0;
-  if (known == opens_.end() &&
-      (opens_.size() >= limits_.total || OpensOf(account) >= limits_.per_user)) {
-    return ENOLCK;
-  }
+  if (known == opens_.end()) return Open(key, handle, account_of);
+  if (known->second.writable || !Writable(handle)) return 0;
   internal::UniqueFd fd = OpenFor(handle);
-  if (known == opens_.end()) {
-    if (!fd.valid()) return errno;
-    opens_.emplace(
-        key, OwnerOpen{.fd = std::move(fd), .account = account, .writable = Writable(handle)});
-    ++per_user_[account];
-    return 0;
-  }
   // Made writable where it can be; else the read-only open serves on (a write lock there fails).
   if (!fd.valid() || CarryReadLocks(known->second.fd.get(), fd.get()) != 0) return 0;
   known->second.fd = std::move(fd);  // the read-only open closes: its locks are held anew
   known->second.writable = true;
+  return 0;
+}
+
+// The account is asked for here only, once per owner's open made: it reads /proc, as the open
+// itself makes a system call, under the mutex.
+int OwnerLocks::Open(const Key& key, const FileHandle& handle,
+                     absl::FunctionRef<Account()> account_of) {
+  if (opens_.size() >= limits_.total) return ENOLCK;
+  const Account account = account_of();
+  if (OpensOf(account) >= limits_.per_user) return ENOLCK;
+  internal::UniqueFd fd = OpenFor(handle);
+  if (!fd.valid()) return errno;
+  opens_.emplace(key,
+                 OwnerOpen{.fd = std::move(fd), .account = account, .writable = Writable(handle)});
+  ++per_user_[account];
   return 0;
 }
 

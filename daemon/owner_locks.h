@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "daemon/accountable_user.h"
 #include "daemon/file_handle.h"
@@ -81,12 +82,12 @@ class OwnerLocks {
   static Limits DefaultLimits();
   explicit OwnerLocks(Limits limits = DefaultLimits()) : limits_(limits) {}
 
-  // A lock by `owner`, a process of the user `account` names (accountable_user.h), through
-  // `handle` (the kernel's `fh` for it), on its open of the handle's inode (made, or made
-  // writable, as the handle allows); null with errno set when that open cannot be had (ENOLCK
-  // past the limits).
+  // A lock by `owner` through `handle` (the kernel's `fh` for it), on its open of the handle's
+  // inode (made, or made writable, as the handle allows); null with errno set when that open
+  // cannot be had (ENOLCK past the limits). `account_of` names the user the owner's process
+  // counts towards (accountable_user.h), asked only when an open is to be made.
   std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t fh, uint64_t owner,
-                                 Account account);
+                                 absl::FunctionRef<Account()> account_of);
   // F_OFD_GETLK for `owner` through its open if it has one, else through the handle's own fd:
   // a question makes no open. The conflicting lock's l_pid is the process that took it through
   // the mount (0 for a lock the daemon does not know, taken in SOURCE); 0 or an errno.
@@ -138,7 +139,10 @@ class OwnerLocks {
 
   // The owner's open, made (within the limits) or made writable as `handle` allows; 0 or an
   // errno.
-  int Prepare(const Key& key, const FileHandle& handle, Account account)
+  int Prepare(const Key& key, const FileHandle& handle, absl::FunctionRef<Account()> account_of)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A new owner's open, within the limits; 0 or an errno.
+  int Open(const Key& key, const FileHandle& handle, absl::FunctionRef<Account()> account_of)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   size_t OpensOf(Account account) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes an open out, and out of its user's count; closing it releases its locks.

@@ -65,7 +65,7 @@ void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, 
   if (lock.l_type == F_UNLCK && !owner_locks_.Holds(*file, args.lock_owner())) return reply.Ok();
   // The request, held by a waiting attempt, keeps the owner's open past a FLUSH (owner_locks.h).
   std::shared_ptr<OwnerLocks::Request> request =
-      owner_locks_.Begin(*file, args.fh(), args.lock_owner(), AccountOf(context));
+      owner_locks_.Begin(*file, args.fh(), args.lock_owner(), [&] { return AccountOf(context); });
   if (request == nullptr) return reply.Error(errno);
   auto attempt = [request = std::move(request), lock, pid = args.lock().pid] {
     return LockResult(request->Set(lock, pid));

@@ -282,6 +282,20 @@ void MakeEmptyFiles(const std::string& directory, int files) {
 // ringfused in the foreground, as a service manager starts it: with the fd limits given.
 class RingfusedUnderFdLimit : public RingfusedBinary {
  protected:
+  // Root's ringfused with allow_other at 1,024 fds, serving `files` empty files that every user
+  // may open, and `locked`, root's open of file 0 for lock owners to share.
+  void ServeFilesToLock(int files, internal::UniqueFd& locked) {
+    const std::string source = dir_.path() + "/many";
+    MakeEmptyFiles(source, files);
+    ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // other users reach the mountpoint
+    ASSERT_EQ(::chmod((source + "/0").c_str(), 0666), 0);
+    ASSERT_EQ(::chmod((source + "/1").c_str(), 0666), 0);
+    StartInForeground({"-f", "-o", "allow_other", source, mountpoint_}, dir_.path() + "/stderr",
+                      {.fd_limit = rlimit{1024, 1024}});
+    locked.reset(::open((mountpoint_ + "/0").c_str(), O_RDWR | O_CLOEXEC));
+    ASSERT_TRUE(locked.valid()) << std::strerror(errno);
+  }
+
   void Start(rlim_t soft, rlim_t hard, const std::string& source) {
     StartInForeground({"-f", source, mountpoint_}, dir_.path() + "/stderr",
                       {.fd_limit = rlimit{soft, hard}});
@@ -412,8 +426,25 @@ struct LockAttempt {
   LockAttempt attempt{::fcntl(fd, F_GETLK, &question) == 0 ? 0 : errno, 0};
   attempt.taken = ::fcntl(fd, F_SETLK, &lock) == 0 ? 0 : errno;
   if (::write(report, &attempt, sizeof(attempt)) != sizeof(attempt)) ::_exit(1);
+  ::close(report);  // so that the reader sees the end once no unreported owner is left
   ::pause();
   ::_exit(0);
+}
+
+// What the lock owners reported, read from `reports` until `owners` came or it ends.
+struct LockTally {
+  int reported = 0, asked = 0, taken = 0, refused = 0;
+};
+LockTally ReadLockReports(int reports, int owners) {
+  LockTally tally;
+  LockAttempt attempt{};
+  while (tally.reported < owners && ::read(reports, &attempt, sizeof(attempt)) == sizeof(attempt)) {
+    ++tally.reported;
+    tally.asked += attempt.asked == 0;
+    tally.taken += attempt.taken == 0;
+    tally.refused += attempt.taken == ENOLCK;
+  }
+  return tally;
 }
 
 // Children of `user`, each asking about and locking byte i of `fd`, then waiting for SIGKILL.
@@ -438,15 +469,8 @@ TEST_F(RingfusedUnderFdLimit, OneUsersManyLockOwnersLeaveOtherUsersServed) {
   constexpr int kOwners = 2000, kFiles = 200;
   constexpr size_t kPerUser = 1024 / 8 / 4;  // OwnerLocks::DefaultLimits at 1024 fds
   const User attacker{4242, 4242, {}}, other{4343, 4343, {}};
-  const std::string source = dir_.path() + "/many";
-  MakeEmptyFiles(source, kFiles);
-  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // other users reach the mountpoint
-  ASSERT_EQ(::chmod((source + "/0").c_str(), 0666), 0);
-  ASSERT_EQ(::chmod((source + "/1").c_str(), 0666), 0);
-  StartInForeground({"-f", "-o", "allow_other", source, mountpoint_}, dir_.path() + "/stderr",
-                    {.fd_limit = rlimit{1024, 1024}});
-  const internal::UniqueFd locked(::open((mountpoint_ + "/0").c_str(), O_RDWR | O_CLOEXEC));
-  ASSERT_TRUE(locked.valid()) << std::strerror(errno);
+  internal::UniqueFd locked;
+  ASSERT_NO_FATAL_FAILURE(ServeFilesToLock(kFiles, locked));
   const size_t fds_before = ringfuse::testing::OpenFdCount(daemon_pid_);
   int report[2];
   ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
@@ -459,17 +483,12 @@ TEST_F(RingfusedUnderFdLimit, OneUsersManyLockOwnersLeaveOtherUsersServed) {
     for (const pid_t pid : owners) ::waitpid(pid, nullptr, 0);
   });
   ASSERT_EQ(owners.size(), size_t{kOwners});
-  int asked = 0, taken = 0, refused = 0;
-  for (int i = 0; i < kOwners; ++i) {
-    LockAttempt attempt{};
-    ASSERT_EQ(::read(reports.get(), &attempt, sizeof(attempt)), sizeof(attempt));
-    asked += attempt.asked == 0;
-    taken += attempt.taken == 0;
-    refused += attempt.taken == ENOLCK;
-  }
-  EXPECT_EQ(asked, kOwners) << "every question is answered, and makes no fd";
-  EXPECT_EQ(size_t(taken), kPerUser);
-  EXPECT_EQ(taken + refused, kOwners) << "a lock beyond the bound is refused with ENOLCK";
+  const LockTally tally = ReadLockReports(reports.get(), kOwners);
+  ASSERT_EQ(tally.reported, kOwners) << "a lock owner died unreported";
+  EXPECT_EQ(tally.asked, kOwners) << "every question is answered, and makes no fd";
+  EXPECT_EQ(size_t(tally.taken), kPerUser);
+  EXPECT_EQ(tally.taken + tally.refused, kOwners)
+      << "a lock beyond the bound is refused with ENOLCK";
   EXPECT_LE(ringfuse::testing::OpenFdCount(daemon_pid_), fds_before + kPerUser + 4);
   EXPECT_EQ(
       As(other,
@@ -523,6 +542,7 @@ pid_t ForkContainerOfLockOwners(uid_t owner, int fd, int children, int uids, int
       }
       AskLockReportAndWait(fd, i, report);
     }
+    ::close(report);
     ::pause();
     ::_exit(0);
   }
@@ -552,15 +572,8 @@ TEST_F(RingfusedUnderFdLimit, AContainersManyUidsHaveOneUsersShareOfLockOwners) 
   constexpr int kOwners = 300, kUids = 100;
   constexpr size_t kPerUser = 1024 / 8 / 4;  // OwnerLocks::DefaultLimits at 1024 fds
   const User other{4343, 4343, {}};
-  const std::string source = dir_.path() + "/many";
-  MakeEmptyFiles(source, 2);
-  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // other users reach the mountpoint
-  ASSERT_EQ(::chmod((source + "/0").c_str(), 0666), 0);
-  ASSERT_EQ(::chmod((source + "/1").c_str(), 0666), 0);
-  StartInForeground({"-f", "-o", "allow_other", source, mountpoint_}, dir_.path() + "/stderr",
-                    {.fd_limit = rlimit{1024, 1024}});
-  const internal::UniqueFd locked(::open((mountpoint_ + "/0").c_str(), O_RDWR | O_CLOEXEC));
-  ASSERT_TRUE(locked.valid()) << std::strerror(errno);
+  internal::UniqueFd locked;
+  ASSERT_NO_FATAL_FAILURE(ServeFilesToLock(2, locked));
   int report[2];
   ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
   const internal::UniqueFd reports(report[0]);
@@ -573,15 +586,11 @@ TEST_F(RingfusedUnderFdLimit, AContainersManyUidsHaveOneUsersShareOfLockOwners) 
     ::kill(-container, SIGKILL);
     ::waitpid(container, nullptr, 0);
   });
-  int taken = 0, refused = 0;
-  for (int i = 0; i < kOwners; ++i) {
-    LockAttempt attempt{};
-    ASSERT_EQ(::read(reports.get(), &attempt, sizeof(attempt)), sizeof(attempt));
-    taken += attempt.taken == 0;
-    refused += attempt.taken == ENOLCK;
-  }
-  EXPECT_EQ(size_t(taken), kPerUser) << "one user's share, not one per uid";
-  EXPECT_EQ(taken + refused, kOwners) << "a lock beyond the bound is refused with ENOLCK";
+  const LockTally tally = ReadLockReports(reports.get(), kOwners);
+  ASSERT_EQ(tally.reported, kOwners) << "a lock owner died unreported";
+  EXPECT_EQ(size_t(tally.taken), kPerUser) << "one user's share, not one per uid";
+  EXPECT_EQ(tally.taken + tally.refused, kOwners)
+      << "a lock beyond the bound is refused with ENOLCK";
   const std::string other_file = mountpoint_ + "/1";
   EXPECT_EQ(As(other,
                [&] {
