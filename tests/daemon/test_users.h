@@ -3,7 +3,7 @@
 #pragma once
 
 #include <grp.h>
-#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -59,6 +59,8 @@ inline bool SetThreadIds(const User& user) {
 // Turns between the two threads of AsThreadBeside's child, in order.
 enum class Turn { kStarted, kLeaderSet, kThreadDone, kThreadMayEnd };
 
+// The two threads share errno (below): each waits for its turn by yielding, which cannot fail,
+// never by a futex call, which may set errno while the other's step reads it.
 struct ThreadBeside {
   const User& thread;
   bool in_leader;
@@ -66,43 +68,53 @@ struct ThreadBeside {
   std::atomic<Turn> turn{Turn::kStarted};
   int result = 0;
 
-  void Reach(Turn next) {
-    turn.store(next);
-    turn.notify_all();
+  void Reach(Turn next) { turn.store(next); }
+  void Await(Turn reached) const {
+    while (turn.load() < reached) ::sched_yield();
   }
-  void Await(Turn reached) {
-    for (Turn now = turn.load(); now < reached; now = turn.load()) turn.wait(now);
-  }
-  static void* Run(void* argument) {
+  static int Run(void* argument) {
     ThreadBeside& self = *static_cast<ThreadBeside*>(argument);
     self.Await(Turn::kLeaderSet);  // the step must run while the two differ
     const bool set = SetThreadIds(self.thread);
     self.result = !set ? 200 : self.in_leader ? 0 : self.step() == 0 ? 0 : errno;
     self.Reach(Turn::kThreadDone);
     self.Await(Turn::kThreadMayEnd);
-    return nullptr;
+    return 0;
   }
 };
+
+// The second thread's stack: each forked child has its own copy.
+alignas(64) inline char thread_beside_stack[1 << 20];
 
 // Runs `step` in a second thread of a child whose threads hold different credentials: the
 // thread group leader is `leader`, the second thread `thread`. `step` runs in the second thread
 // (`in_leader` false) or in the leader while the second thread lives on as `thread`. Returns its
-// errno, 0 for success. The child allocates nothing (see RunInChild): a raw pthread, and
-// atomics on the child's stack to hand over turns.
+// errno, 0 for success.
+//
+// The child allocates nothing (see RunInChild), so the second thread is a raw clone(2), not a
+// pthread: pthread_create allocates (the thread's TLS block; ASan's record of the thread), and
+// an allocator lock that a daemon thread held at the fork stays held in the child forever. It
+// shares the leader's TLS, errno included (ThreadBeside waits accordingly), and the kernel
+// clears `alive` when it exits (CLONE_CHILD_CLEARTID).
 inline int AsThreadBeside(const User& leader, const User& thread, bool in_leader,
                           const std::function<int()>& step) {
   return RunInChild([&] {
     ::umask(022);
     ThreadBeside beside{thread, in_leader, step};
-    pthread_t second;
-    if (::pthread_create(&second, nullptr, ThreadBeside::Run, &beside) != 0) return 201;
+    constexpr int kThread = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+                            CLONE_SYSVSEM | CLONE_CHILD_CLEARTID;
+    volatile pid_t alive = 1;
+    if (::clone(ThreadBeside::Run, thread_beside_stack + sizeof(thread_beside_stack), kThread,
+                &beside, nullptr, nullptr, const_cast<pid_t*>(&alive)) < 0) {
+      return 201;
+    }
     const bool set = SetThreadIds(leader);
     beside.Reach(Turn::kLeaderSet);
     beside.Await(Turn::kThreadDone);
     int result = set ? beside.result : 200;
     if (result == 0 && in_leader) result = step() == 0 ? 0 : errno;
     beside.Reach(Turn::kThreadMayEnd);
-    ::pthread_join(second, nullptr);
+    while (alive != 0) ::sched_yield();
     return result;
   });
 }
