@@ -3,9 +3,32 @@
 #include <fcntl.h>
 
 #include "daemon/backing.h"
+#include "daemon/credentials.h"
+#include "transport/errno_status.h"
 #include "transport/fd.h"
 
 namespace ringfuse::daemon {
+namespace {
+
+// Every read and write the kernel passes through to the file is made with the registering
+// thread's credentials, whoever the writer: so it registers as the file's owner, with only what
+// the ioctl asks (CAP_SYS_ADMIN) and CAP_FSETID (the kernel clears the set-ID bits on the FUSE
+// file, with the writer's own credentials, before it passes a write on: the backing write must
+// not decide again). Not as root: a writer would pass quotas and use root's reserved blocks.
+absl::StatusOr<BackingFile> RegisterAsOwner(const BackingFiles& backing_files, int fd) {
+  absl::StatusOr<BackingFile> registered = absl::UnavailableError("not registered");
+  const int made = CallAsOwnerOf(
+      fd,
+      [&] {
+        registered = backing_files.Open(fd);
+        return 0;
+      },
+      kCapabilitySysAdmin | kCapabilityFsetid);
+  if (made != 0) return internal::ErrnoStatus(errno, "acting as the backing file's owner");
+  return registered;
+}
+
+}  // namespace
 
 absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, int handle_fd,
                                             dev_t dev, ino_t ino) {
@@ -15,12 +38,11 @@ absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, i
     ++known->second.opens;
     return known->second.backing.id();
   }
-  // Opened as the daemon, whose credentials the registration takes: the client's own open, as
-  // the caller, already passed the checks. The kernel keeps its own reference to the file; ours
-  // closes on return.
+  // Opened as the daemon: the client's own open, as the caller, already passed the checks. The
+  // kernel keeps its own reference to the file; ours closes on return.
   const internal::UniqueFd backing(Reopen(handle_fd, O_RDONLY));
   if (!backing.valid()) return absl::UnavailableError("no backing file to share");
-  absl::StatusOr<BackingFile> registered = backing_files.Open(backing.get());
+  absl::StatusOr<BackingFile> registered = RegisterAsOwner(backing_files, backing.get());
   if (!registered.ok()) return registered.status();
   const int32_t id = registered->id();
   shard.shared[{dev, ino}] = Shared{std::move(*registered), 1};

@@ -189,21 +189,31 @@ ActAsCaller::ActAsCaller(const RequestContext& context, std::optional<mode_t> um
   if (own_umask_) old_umask_ = SwapThreadUmask(*umask);
   if ((context.uid() == 0 && context.gid() == 0) || !CanActAsCallers()) return;
   switched_ids_ = true;
-  SwitchIds(context, keep);
+  // Root reaches everything anyway: only the group of what it creates changes.
+  if (context.uid() == 0) {
+    ok_ = SetFsId(SYS_setfsgid, context.gid(), old_fsgid_);
+    return;
+  }
+  SwitchIds(context.uid(), context.gid(), CallerGroups(context), keep);
+}
+
+ActAsCaller::ActAsCaller(const FileOwner& owner, uint64_t keep) {
+  DaemonGroups();
+  if (!CanActAsCallers()) return;
+  switched_ids_ = true;
+  SwitchIds(owner.uid, owner.gid, {}, keep);
 }
 
 // The capabilities go last: setgroups and setfsuid need CAP_SETGID and CAP_SETUID.
-void ActAsCaller::SwitchIds(const RequestContext& context, uint64_t keep) {
-  ok_ = SetFsId(SYS_setfsgid, context.gid(), old_fsgid_);
-  if (context.uid() == 0) return;
-  // Groups only matter once the capabilities are gone; root reaches everything anyway. Where
-  // the caller's cannot be set (more than the kernel allows, say), none rather than the
+void ActAsCaller::SwitchIds(uint32_t uid, uint32_t gid, const std::vector<gid_t>& groups,
+                            uint64_t keep) {
+  ok_ = SetFsId(SYS_setfsgid, gid, old_fsgid_);
+  // Where the groups cannot be set (more than the kernel allows, say), none rather than the
   // daemon's: fewer rights than the caller's, never more.
-  switched_groups_ =
-      RawSetgroups(CallerGroups(context)) == 0 || RawSetgroups(std::vector<gid_t>{}) == 0;
+  switched_groups_ = RawSetgroups(groups) == 0 || RawSetgroups(std::vector<gid_t>{}) == 0;
   ok_ = ok_ && switched_groups_;
   old_capabilities_ = ThreadCapabilities();  // before setfsuid drops the filesystem ones
-  ok_ = SetFsId(SYS_setfsuid, context.uid(), old_fsuid_) && ok_;
+  ok_ = SetFsId(SYS_setfsuid, uid, old_fsuid_) && ok_;
   ok_ = DropCapabilities(keep) && ok_;
 }
 
@@ -242,6 +252,23 @@ int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
     return -1;
   }
   return call();
+}
+
+int CallAsOwnerOf(int fd, absl::FunctionRef<int()> call, uint64_t keep) {
+  const std::optional<FileOwner> owner = OwnerOf(fd);
+  if (!owner) return -1;
+  ActAsCaller as_owner(*owner, keep);
+  if (!as_owner.ok()) {
+    errno = EPERM;
+    return -1;
+  }
+  return call();
+}
+
+std::optional<FileOwner> OwnerOf(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return FileOwner{st.st_uid, st.st_gid};
 }
 
 }  // namespace ringfuse::daemon

@@ -85,6 +85,17 @@ std::vector<gid_t> CallerGroups(const RequestContext& context);
 // the backing filesystem keeps set-user-ID and set-group-ID as it would for that caller.
 inline constexpr uint64_t kCapabilityFsetid = uint64_t{1} << 4;
 
+// CAP_SYS_ADMIN, which FUSE_DEV_IOC_BACKING_OPEN asks of the thread registering a backing file.
+inline constexpr uint64_t kCapabilitySysAdmin = uint64_t{1} << 21;
+
+// Who a file belongs to: whom the daemon acts as where the kernel does not say who acts.
+struct FileOwner {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+// The owner of what `fd` is open on; nullopt, with errno, where fstat fails.
+std::optional<FileOwner> OwnerOf(int fd);
+
 // For an operation that creates nothing: the thread's umask is left as it is.
 inline constexpr std::optional<mode_t> kCreatesNothing;
 
@@ -106,6 +117,18 @@ bool CanActAsCallers();
 // While alive, this thread acts as the request's caller (where CanActAsCallers()). Root callers
 // keep the daemon's capabilities; only their fsgid changes, so that what they create gets their
 // group.
+//
+// Or as a file's owner, for what the kernel sends with no caller: its writeback of cached pages
+// (a shared writable mapping in every mode, every write under writeback_cache) arrives as uid 0,
+// gid 0, pid 0 (fs/fuse/file.c sends it with args.nocreds), and a passthrough registration's
+// credentials are those every later read and write of that file through the kernel is made with
+// (fs/fuse/backing.c keeps the registering thread's). Acting as root there would let any writer
+// use root's reserved blocks (ext4's resuid is fsuid 0) and pass quotas (CAP_SYS_RESOURCE); as
+// the owner, with no groups and only `keep`, a writer gets no more than the owner has, and the
+// blocks are charged to the owner as they are anyway. What remains: the kernel does not name
+// the writer of a page, so a writer other than the owner is treated as the owner (a root-owned
+// file's writer reaches root's reserved blocks; another user's file's writer is held to that
+// user's limits, not its own).
 class ActAsCaller {
  public:
   // `umask` applies to what the operation creates (kCreatesNothing: it creates nothing); the
@@ -113,6 +136,8 @@ class ActAsCaller {
   // `keep`: the capabilities (of kCapabilityFsetid) that stay effective for a non-root caller.
   explicit ActAsCaller(const RequestContext& context, std::optional<mode_t> umask = kCreatesNothing,
                        uint64_t keep = 0);
+  // As `owner` (root too), with no supplementary groups and only the capabilities of `keep`.
+  ActAsCaller(const FileOwner& owner, uint64_t keep);
   ~ActAsCaller();
   ActAsCaller(const ActAsCaller&) = delete;
   ActAsCaller& operator=(const ActAsCaller&) = delete;
@@ -124,7 +149,7 @@ class ActAsCaller {
   bool ok() const { return ok_; }
 
  private:
-  void SwitchIds(const RequestContext& context, uint64_t keep);
+  void SwitchIds(uint32_t uid, uint32_t gid, const std::vector<gid_t>& groups, uint64_t keep);
   bool DropCapabilities(uint64_t keep);
 
   bool ok_ = true;
@@ -141,6 +166,10 @@ class ActAsCaller {
 // calling, where the thread cannot act as the caller without more rights than the caller's.
 int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
                  absl::FunctionRef<int()> call, uint64_t keep = 0);
+
+// Returns `call()` made as the owner of what `fd` is open on (ActAsCaller's second form); -1
+// with errno, without calling, where the owner is unknown or cannot be acted as.
+int CallAsOwnerOf(int fd, absl::FunctionRef<int()> call, uint64_t keep);
 
 // This thread's own supplementary groups, as the kernel holds them (for tests and restores).
 std::vector<gid_t> ThreadGroups();

@@ -333,8 +333,9 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
   reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
 }
 
-// As the caller, like every change of a file's data: root's other capabilities (reserved
-// blocks, quotas) are not the caller's either. The data is written from where the transport
+// As the caller, like every change of a file's data (or, for the kernel's writeback, as the
+// file's owner: ActAsCaller): root's other capabilities (reserved blocks, quotas) are not the
+// caller's either. The data is written from where the transport
 // put it, which every transport here aligns for O_DIRECT (DevFuseReadBuffer, the uring-cmd
 // payload buffers), so nothing is copied or allocated: an embedded server must not allocate on
 // the way of the kernel's writeback, since its client's munmap(2) of a FUSE mapping holds the
@@ -352,17 +353,18 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
                      : file->TransferFd(args.offset(), args.data.size(), args.data.data());
   const auto write_bytes = [&]() -> int64_t {
     ssize_t written = -1;
-    if (CallAsCaller(
-            context, kCreatesNothing,
-            [&] {
-              written = ::pwrite(fd, args.data.data(), args.data.size(),
-                                 static_cast<off_t>(args.offset()));
-              return written < 0 ? -1 : 0;
-            },
-            CallerKeeps(args.kill_suid_gid())) != 0) {
-      return -errno;
-    }
-    return written;
+    const auto write = [&] {
+      written = ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.offset()));
+      return written < 0 ? -1 : 0;
+    };
+    // The writeback names no writer: it is made as the file's owner. It keeps CAP_FSETID: the
+    // kernel decided the set-ID bits' fate when the bytes were written to its cache, with the
+    // writer's own credentials (file_remove_privs, a SETATTR here), and carrying them out must
+    // not decide again (a root writer keeps them).
+    const int made = args.writeback() ? CallAsOwnerOf(fd, write, kCapabilityFsetid)
+                                      : CallAsCaller(context, kCreatesNothing, write,
+                                                     CallerKeeps(args.kill_suid_gid()));
+    return made == 0 ? written : -errno;
   };
   // Written again, the bytes would go to the same offset, except where O_APPEND puts them: at
   // the end, once more. So an append is made once across crashes (ExecuteOnce); it was made

@@ -4,6 +4,7 @@
 #include "daemon/credentials.h"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,8 +14,10 @@
 #include <string>
 #include <thread>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/child_process.h"
+#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -193,6 +196,57 @@ TEST_F(AsCaller, KeepsOnlyTheCapabilityAskedFor) {
               0);
     EXPECT_EQ(inside, kCapabilityFsetid);
     EXPECT_EQ(EffectiveCapabilities(), before);
+  }).join();
+}
+
+// The kernel's writeback names no writer: made as the file's owner, root's included, with no
+// groups and only the capabilities asked for (CAP_SYS_RESOURCE gone: reserved blocks, quotas).
+TEST_F(AsCaller, AFilesOwnerIsActedAsWithOnlyWhatIsKept) {
+  const internal::UniqueFd file(::memfd_create("owned", MFD_CLOEXEC));
+  ASSERT_TRUE(file.valid());
+  ASSERT_EQ(::fchown(file.get(), 1003, 1004), 0);
+  std::thread([&] {
+    const uint64_t before = EffectiveCapabilities();
+    const std::vector<gid_t> groups_before = ThreadGroups();
+    long fsuid = -2, fsgid = -2;
+    uint64_t inside = ~0ull;
+    std::vector<gid_t> groups_inside = {1};
+    EXPECT_EQ(CallAsOwnerOf(
+                  file.get(),
+                  [&] {
+                    fsuid = ::syscall(SYS_setfsuid, -1);
+                    fsgid = ::syscall(SYS_setfsgid, -1);
+                    inside = EffectiveCapabilities();
+                    groups_inside = ThreadGroups();
+                    return 0;
+                  },
+                  kCapabilityFsetid),
+              0);
+    EXPECT_EQ(fsuid, 1003);
+    EXPECT_EQ(fsgid, 1004);
+    EXPECT_EQ(inside, kCapabilityFsetid);
+    EXPECT_THAT(groups_inside, ::testing::IsEmpty());
+    EXPECT_EQ(EffectiveCapabilities(), before);
+    EXPECT_EQ(ThreadGroups(), groups_before);
+    EXPECT_EQ(::syscall(SYS_setfsuid, -1), 0);
+  }).join();
+}
+
+// Root's file too: its writeback keeps fsuid 0 (the owner's), not root's capabilities.
+TEST_F(AsCaller, ARootOwnedFileIsActedAsWithoutRootsCapabilities) {
+  const internal::UniqueFd file(::memfd_create("owned", MFD_CLOEXEC));
+  ASSERT_TRUE(file.valid());
+  std::thread([&] {
+    uint64_t inside = ~0ull;
+    EXPECT_EQ(CallAsOwnerOf(
+                  file.get(),
+                  [&] {
+                    inside = EffectiveCapabilities();
+                    return 0;
+                  },
+                  kSysAdmin),
+              0);
+    EXPECT_EQ(inside, kSysAdmin);
   }).join();
 }
 
