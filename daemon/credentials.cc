@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "daemon/group_denial.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -94,6 +95,15 @@ const std::vector<gid_t>& DaemonGroups() {
   return groups;
 }
 
+// Whether a group missing from the caller's incomplete set, `known` and its fsgid, could deny it
+// on one of the inodes `decided_on`.
+bool UnknownGroupCouldDeny(const RequestContext& context, std::vector<gid_t> known,
+                           std::initializer_list<int> decided_on) {
+  known.push_back(context.gid());
+  return std::any_of(decided_on.begin(), decided_on.end(),
+                     [&](int fd) { return fd >= 0 && AGroupCouldDeny(fd, context.uid(), known); });
+}
+
 }  // namespace
 
 std::optional<ProcessIds> ParseProcStatus(std::string_view status) {
@@ -129,19 +139,20 @@ bool ProcNamesRequestPids() {
   return same;
 }
 
-std::vector<gid_t> CallerGroups(const RequestContext& context) {
-  std::vector<gid_t> groups;
+CallerGroupSet CallerGroups(const RequestContext& context) {
+  CallerGroupSet set;
   if (context.pid() != 0) {
     std::optional<ProcessIds> ids = ReadThreadStatus(context.pid());
     if (ids && ids->fsuid == context.uid() && ids->fsgid == context.gid()) {
-      groups = std::move(ids->groups);
+      set.groups = std::move(ids->groups);
+      set.complete = true;
     }
   }
   const RecordArray<uint32_t>& extra = context.extensions.supp_groups;
-  for (uint32_t i = 0; i < extra.size(); ++i) groups.push_back(extra[i]);
-  std::sort(groups.begin(), groups.end());
-  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-  return groups;
+  for (uint32_t i = 0; i < extra.size(); ++i) set.groups.push_back(extra[i]);
+  std::sort(set.groups.begin(), set.groups.end());
+  set.groups.erase(std::unique(set.groups.begin(), set.groups.end()), set.groups.end());
+  return set;
 }
 
 std::vector<gid_t> ThreadGroups() {
@@ -182,19 +193,26 @@ bool CanActAsCallers() {
   return can;
 }
 
-ActAsCaller::ActAsCaller(const RequestContext& context, std::optional<mode_t> umask,
-                         uint64_t keep) {
+ActAsCaller::ActAsCaller(const RequestContext& context, std::optional<mode_t> umask, uint64_t keep,
+                         std::initializer_list<int> decided_on) {
   DaemonGroups();  // taken once, before any thread ever changes its own
   own_umask_ = umask.has_value() && OwnUmask();
   if (own_umask_) old_umask_ = SwapThreadUmask(*umask);
   if ((context.uid() == 0 && context.gid() == 0) || !CanActAsCallers()) return;
-  switched_ids_ = true;
   // Root reaches everything anyway: only the group of what it creates changes.
   if (context.uid() == 0) {
+    switched_ids_ = true;
     ok_ = SetFsId(SYS_setfsgid, context.gid(), old_fsgid_);
     return;
   }
-  SwitchIds(context.uid(), context.gid(), CallerGroups(context), keep);
+  const CallerGroupSet groups = CallerGroups(context);
+  if (!groups.complete && UnknownGroupCouldDeny(context, groups.groups, decided_on)) {
+    ok_ = false;
+    error_ = EACCES;
+    return;
+  }
+  switched_ids_ = true;
+  SwitchIds(context.uid(), context.gid(), groups.groups, keep);
 }
 
 ActAsCaller::ActAsCaller(const FileOwner& owner, uint64_t keep) {
@@ -245,10 +263,11 @@ ActAsCaller::~ActAsCaller() {
 }
 
 int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
-                 absl::FunctionRef<int()> call, uint64_t keep) {
-  ActAsCaller caller(context, umask, keep);
+                 absl::FunctionRef<int()> call, uint64_t keep,
+                 std::initializer_list<int> decided_on) {
+  ActAsCaller caller(context, umask, keep, decided_on);
   if (!caller.ok()) {
-    errno = EPERM;
+    errno = caller.error();
     return -1;
   }
   return call();

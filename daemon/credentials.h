@@ -18,7 +18,9 @@
 
 #include <sys/types.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -65,12 +67,12 @@ bool ProcNamesRequestPids();
 // What remains:
 // - A caller outside the connection's pid namespace arrives with pid 0; a daemon whose /proc
 //   counts pids in another namespace than its own does not read it (CountsInOwnPidNamespace):
-//   the extension's group only (fewer than the caller's).
+//   the extension's group only, an incomplete set.
 // - /proc shows a thread's own (objective) credentials, the request its acting (subjective) ones:
-//   a caller acting with others gets none where their fsuid or fsgid differ from its own, else
-//   its own groups, not those it acts with. So an io_uring personality, overlayfs over the
-//   mount, and io_uring's async workers (iou-wrk threads, whose own credentials are those of
-//   the thread that started them, act with the submitter's at submission).
+//   a caller acting with others gets an incomplete set where their fsuid or fsgid differ from
+//   its own, else its own groups, not those it acts with. So an io_uring personality, overlayfs
+//   over the mount, and io_uring's async workers (iou-wrk threads, whose own credentials are those
+//   of the thread that started them, act with the submitter's at submission).
 // - A background request (asynchronous direct I/O) may outlive its thread; its id reused by a
 //   task of the same fsuid and fsgid before the daemon reads would lend that task's groups. No
 //   kernel fact tells the tasks apart (the header carries no start time); reusing an id takes
@@ -78,7 +80,14 @@ bool ProcNamesRequestPids();
 //
 // Nothing is cached: a thread may change its groups between two requests without any sign the
 // daemon could see, and serving a group it dropped would be more rights than it has.
-std::vector<gid_t> CallerGroups(const RequestContext& context);
+//
+// Where /proc was not read (or not kept) the set is incomplete, and fewer groups are not always
+// fewer rights: ActAsCaller then refuses what a group could deny (group_denial.h).
+struct CallerGroupSet {
+  std::vector<gid_t> groups;
+  bool complete = false;  // /proc's: every group the caller acts with
+};
+CallerGroupSet CallerGroups(const RequestContext& context);
 
 // CAP_FSETID, for a caller the kernel says has it: a WRITE without FUSE_WRITE_KILL_SUIDGID, a
 // truncate without FATTR_KILL_SUIDGID, an O_TRUNC open without FUSE_OPEN_KILL_SUIDGID. With it
@@ -134,8 +143,11 @@ class ActAsCaller {
   // `umask` applies to what the operation creates (kCreatesNothing: it creates nothing); the
   // thread gets its own umask for it.
   // `keep`: the capabilities (of kCapabilityFsetid) that stay effective for a non-root caller.
+  // `decided_on`: the inodes whose permissions the operation's backing call checks (O_PATH fds
+  // or open ones; -1 for none), where a group missing from an incomplete set could deny: then
+  // the switch is refused with EACCES (group_denial.h).
   explicit ActAsCaller(const RequestContext& context, std::optional<mode_t> umask = kCreatesNothing,
-                       uint64_t keep = 0);
+                       uint64_t keep = 0, std::initializer_list<int> decided_on = {});
   // As `owner` (root too), with no supplementary groups and only the capabilities of `keep`.
   ActAsCaller(const FileOwner& owner, uint64_t keep);
   ~ActAsCaller();
@@ -145,14 +157,17 @@ class ActAsCaller {
   // False when an identity switch did not take: the caller's fsuid or fsgid, shedding the
   // daemon's supplementary groups (setgroups refused even an empty list), or emptying the
   // effective capabilities. The thread may then have rights the caller lacks, and the
-  // operation must fail instead of being made.
+  // operation must fail instead of being made, with error(): EPERM, or EACCES where a group
+  // the daemon does not know of could deny the caller.
   bool ok() const { return ok_; }
+  int error() const { return error_; }
 
  private:
   void SwitchIds(uint32_t uid, uint32_t gid, const std::vector<gid_t>& groups, uint64_t keep);
   bool DropCapabilities(uint64_t keep);
 
   bool ok_ = true;
+  int error_ = EPERM;
   bool own_umask_ = false;  // false where unshare(CLONE_FS) failed: the process umask applies
   mode_t old_umask_ = 0;
   bool switched_ids_ = false;
@@ -162,10 +177,12 @@ class ActAsCaller {
   std::optional<Capabilities> old_capabilities_;  // set where the effective set was emptied
 };
 
-// Returns `call()` (an fd, or 0, or -1 with errno) made as the caller; -1 with EPERM, without
-// calling, where the thread cannot act as the caller without more rights than the caller's.
+// Returns `call()` (an fd, or 0, or -1 with errno) made as the caller; -1 with ActAsCaller's
+// error(), without calling, where the thread cannot act as the caller without more rights than
+// the caller's.
 int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
-                 absl::FunctionRef<int()> call, uint64_t keep = 0);
+                 absl::FunctionRef<int()> call, uint64_t keep = 0,
+                 std::initializer_list<int> decided_on = {});
 
 // Returns `call()` made as the owner of what `fd` is open on (ActAsCaller's second form); -1
 // with errno, without calling, where the owner is unknown or cannot be acted as.

@@ -75,9 +75,20 @@ void RaiseFdLimit() {
 
 // A daemon that cannot act as its callers makes every change as its own user, which is fine for
 // its own user alone; other users (allow_other) would act with its rights unless the kernel
-// checks them first. Says so at start, since it changes who owns what the mount creates.
+// checks them first. Says so at start, since it changes who owns what the mount creates. And
+// one that cannot read its callers' groups refuses more than the kernel would (credentials.h).
 absl::Status CheckCallerIdentity(const DaemonOptions& options, std::string_view program) {
-  if (CanActAsCallers()) return absl::OkStatus();
+  if (CanActAsCallers()) {
+    if (options.allow_other && !ProcNamesRequestPids()) {
+      std::fprintf(stderr,
+                   "%s: /proc counts pids in another pid namespace than this daemon's: other "
+                   "users' supplementary groups cannot be read, so an access that a group could "
+                   "deny (group bits or an ACL group entry below the other bits) is refused "
+                   "with EACCES\n",
+                   std::string(program).c_str());
+    }
+    return absl::OkStatus();
+  }
   if (options.allow_other && !options.default_permissions) {
     return absl::FailedPreconditionError(
         "without CAP_SETUID and CAP_SETGID every operation is made as this daemon's user, so -o "

@@ -18,7 +18,8 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
   if (inode == nullptr) return reply.Error(errno);
   // As the caller: without default_permissions, this is where the right to list is checked.
   const int fd = CallAsCaller(context, kCreatesNothing,
-                              [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); });
+                              [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); }, 0,
+                              {inode->path.get()});
   if (fd < 0) return reply.Error(errno);
   DIR* dir = ::fdopendir(fd);
   if (dir == nullptr) {

@@ -184,12 +184,12 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
 int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, int flags,
                                    uint64_t keep) const {
   if (!(flags & kOpenForExec)) {
-    return CallAsCaller(
-        context, kCreatesNothing, [&] { return Reopen(path_fd, flags); }, keep);
+    return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(path_fd, flags); }, keep,
+                        {path_fd});
   }
-  const int may_execute = CallAsCaller(context, kCreatesNothing, [&] {
-    return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS);
-  });
+  const int may_execute = CallAsCaller(
+      context, kCreatesNothing,
+      [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); }, 0, {path_fd});
   if (may_execute != 0) return -1;
   return Reopen(path_fd, (flags & ~kOpenForExec & ~O_ACCMODE) | O_RDONLY);
 }
@@ -203,12 +203,15 @@ int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, i
 int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name,
                                 int flags, mode_t mode, uint32_t umask) const {
   // Made again after an EMFILE (fd_room.h): the kernel takes the fd before it creates anything.
-  const int created = CallAsCaller(context, CreateUmask(umask), [&] {
-    return OpenMakingRoom([&] {
-      return ::openat(dir_fd, name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                      mode);
-    });
-  });
+  const int created =
+      CallAsCaller(context, CreateUmask(umask),
+                   [&] {
+                     return OpenMakingRoom([&] {
+                       return ::openat(dir_fd, name.c_str(),
+                                       flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+                     });
+                   },
+                   0, {dir_fd});
   if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
   const internal::UniqueFd existing(
       ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
@@ -218,7 +221,8 @@ int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const
     errno = S_ISLNK(st.st_mode) ? ELOOP : EEXIST;  // a symlink: what O_NOFOLLOW answers
     return -1;
   }
-  return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(existing.get(), flags); });
+  return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(existing.get(), flags); }, 0,
+                      {existing.get()});
 }
 
 // Once across crashes (ExecuteOnce): a create a dead daemon made is opened again instead, neither
@@ -284,10 +288,14 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
   if (dir == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.flags() & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
-  internal::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()), [&] {
-    return OpenMakingRoom(
-        [&] { return ::openat(dir->path.get(), ".", flags | O_CLOEXEC, args.mode()); });
-  }));
+  internal::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()),
+                                     [&] {
+                                       return OpenMakingRoom([&] {
+                                         return ::openat(dir->path.get(), ".", flags | O_CLOEXEC,
+                                                         args.mode());
+                                       });
+                                     },
+                                     0, {dir->path.get()}));
   if (!fd.valid()) return reply.Error(errno);
   Found found;
   internal::UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));

@@ -202,8 +202,9 @@ void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& ar
   const bool keeps_fsetid = args.size().has_value() && !args.kill_suid_gid();
   int error;
   {
-    ActAsCaller caller(context, kCreatesNothing, keeps_fsetid ? kCapabilityFsetid : 0);
-    error = caller.ok() ? ApplySetattr(inode->path.get(), st, args) : EPERM;
+    ActAsCaller caller(context, kCreatesNothing, keeps_fsetid ? kCapabilityFsetid : 0,
+                       {inode->path.get()});
+    error = caller.ok() ? ApplySetattr(inode->path.get(), st, args) : caller.error();
   }
   if (error == 0) error = StatOf(inode->path.get(), st);
   if (error != 0) return reply.Error(error);
@@ -261,10 +262,12 @@ void PassthroughFs::Access(const RequestContext& context, const op::Access& args
   const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
   if (inode == nullptr) return reply.Error(errno);
   if (options_.read_only && (args.mask() & W_OK)) return reply.Error(EROFS);
-  if (CallAsCaller(context, kCreatesNothing, [&] {
-        return ::faccessat(inode->path.get(), "", args.mask(),
-                           AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW);
-      }) != 0) {
+  if (CallAsCaller(context, kCreatesNothing,
+                   [&] {
+                     return ::faccessat(inode->path.get(), "", args.mask(),
+                                        AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW);
+                   },
+                   0, {inode->path.get()}) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();

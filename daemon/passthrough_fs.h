@@ -224,9 +224,11 @@ class PassthroughFs : public Handler {
                    absl::FunctionRef<int(int dir_fd, const char* name)> remove, EmptyReply reply);
   // Removes or moves `name` in directory `context.nodeid()` as the caller with `change`, once
   // across crashes (ExecuteOnce: `evidence` and `made` with the directory and the name), then
-  // tells the inode table with `changed`.
+  // tells the inode table with `changed`. `other_dir_fd`: a rename's target directory, whose
+  // permissions `change` is checked against too (-1 for none).
   using NameCall = absl::FunctionRef<int(int dir_fd, const char* name)>;
-  void ChangeEntry(const RequestContext& context, std::string_view name, NameCall change,
+  void ChangeEntry(const RequestContext& context, std::string_view name, int other_dir_fd,
+                   NameCall change,
                    absl::FunctionRef<uint64_t(int dir_fd, const char* name)> evidence,
                    absl::FunctionRef<bool(int dir_fd, const char* name, uint64_t evidence)> made,
                    absl::FunctionRef<void()> changed, EmptyReply reply);

@@ -34,7 +34,7 @@ void PassthroughFs::AddEntry(const RequestContext& context, std::string_view nam
       context, name, [&] { return InodeNamed(dir_fd, name_string.c_str()); },
       [&]() -> int64_t {
         return CallAsCaller(context, CreateUmask(umask),
-                            [&] { return make(dir_fd, name_string.c_str()); }) == 0
+                            [&] { return make(dir_fd, name_string.c_str()); }, 0, {dir_fd}) == 0
                    ? 0
                    : -errno;
       },
@@ -59,14 +59,14 @@ void PassthroughFs::RemoveEntry(const RequestContext& context, std::string_view 
                                 EmptyReply reply) {
   const std::shared_ptr<const Inode> leaving = inodes_.NodeNamed(context.nodeid(), name);
   ChangeEntry(
-      context, name, remove, InodeNamed, NameRemoved,
+      context, name, -1, remove, InodeNamed, NameRemoved,
       [&] { inodes_.Removed(context.nodeid(), name, leaving); }, std::move(reply));
 }
 
 // A node that loses its name is held open across the change by the caller: the table, which may
 // have reached it only by that name, keeps that fd once the name is gone.
 void PassthroughFs::ChangeEntry(
-    const RequestContext& context, std::string_view name, NameCall change,
+    const RequestContext& context, std::string_view name, int other_dir_fd, NameCall change,
     absl::FunctionRef<uint64_t(int dir_fd, const char* name)> evidence,
     absl::FunctionRef<bool(int dir_fd, const char* name, uint64_t evidence)> made,
     absl::FunctionRef<void()> changed, EmptyReply reply) {
@@ -80,7 +80,8 @@ void PassthroughFs::ChangeEntry(
   const int64_t result = ExecuteOnce(
       context, name, [&] { return evidence(dir_fd, plain); },
       [&]() -> int64_t {
-        return CallAsCaller(context, kCreatesNothing, [&] { return change(dir_fd, plain); }) == 0
+        return CallAsCaller(context, kCreatesNothing, [&] { return change(dir_fd, plain); }, 0,
+                            {dir_fd, other_dir_fd}) == 0
                    ? 0
                    : -errno;
       },
@@ -158,7 +159,7 @@ void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args
   const std::string new_name(args.new_name);
   const std::shared_ptr<const Inode> replaced = inodes_.NodeNamed(args.newdir, new_name);
   ChangeEntry(
-      context, args.old_name,
+      context, args.old_name, new_dir->path.get(),
       [&](int dir, const char* name) {
         return ::renameat2(dir, name, new_dir->path.get(), new_name.c_str(), args.flags);
       },

@@ -79,8 +79,8 @@ void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& 
     return reply.Error(error);
   }
   const std::string name(args.name);
-  ActAsCaller caller(context);
-  if (!caller.ok()) return reply.Error(EPERM);
+  ActAsCaller caller(context, kCreatesNothing, 0, {path.inode->path.get()});
+  if (!caller.ok()) return reply.Error(caller.error());
   ReplyXattr(
       args.size(),
       [&](char* buffer, size_t size) {
@@ -97,8 +97,8 @@ void PassthroughFs::Listxattr(const RequestContext& context, const op::Listxattr
   } else if (error != 0) {
     return reply.Error(error);
   }
-  ActAsCaller caller(context);
-  if (!caller.ok()) return reply.Error(EPERM);
+  ActAsCaller caller(context, kCreatesNothing, 0, {path.inode->path.get()});
+  if (!caller.ok()) return reply.Error(caller.error());
   ReplyXattr(
       args.size(),
       [&](char* buffer, size_t size) { return ::listxattr(path.c_str(), buffer, size); },
@@ -120,7 +120,8 @@ void PassthroughFs::ChangeXattr(const RequestContext& context, EmptyReply reply,
       error != 0) {
     return reply.Error(error);
   }
-  if (CallAsCaller(context, kCreatesNothing, [&] { return change(path.c_str()); }) != 0) {
+  if (CallAsCaller(context, kCreatesNothing, [&] { return change(path.c_str()); }, 0,
+                   {path.inode->path.get()}) != 0) {
     return reply.Error(errno);
   }
   reply.Ok();

@@ -46,7 +46,7 @@ bool EveryoneMaySearch(int dir_fd, const struct stat& st) {
 
 int KernelSaysCallerMaySearch(const RequestContext& context, int dir_fd) {
   const auto may_search = [&] { return ::faccessat(dir_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); };
-  return CallAsCaller(context, kCreatesNothing, may_search) == 0 ? 0 : errno;
+  return CallAsCaller(context, kCreatesNothing, may_search, 0, {dir_fd}) == 0 ? 0 : errno;
 }
 
 }  // namespace

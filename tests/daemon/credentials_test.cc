@@ -3,6 +3,7 @@
 // where a switch did not take.
 #include "daemon/credentials.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -17,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/child_process.h"
+#include "tests/daemon/test_files.h"
 #include "transport/fd.h"
 
 namespace ringfuse::daemon {
@@ -114,14 +116,20 @@ TEST(Credentials, TheGroupsAreTheCallingThreadsOwn) {
   header.gid = 1002;
   header.pid = static_cast<uint32_t>(tid);
   const Extensions extensions;
-  EXPECT_EQ(CallerGroups(RequestContext{header, extensions}), std::vector<gid_t>{thread_group});
+  const CallerGroupSet own = CallerGroups(RequestContext{header, extensions});
+  EXPECT_EQ(own.groups, std::vector<gid_t>{thread_group});
+  EXPECT_TRUE(own.complete);
   header.pid = static_cast<uint32_t>(::getpid());
-  EXPECT_EQ(CallerGroups(RequestContext{header, extensions}), std::vector<gid_t>{})
+  const CallerGroupSet leaders = CallerGroups(RequestContext{header, extensions});
+  EXPECT_EQ(leaders.groups, std::vector<gid_t>{})
       << "the leader's fsuid is not the request's: none of its groups";
+  EXPECT_FALSE(leaders.complete) << "nor are they known";
   header.pid = static_cast<uint32_t>(tid);
   header.uid = 1003;
-  EXPECT_EQ(CallerGroups(RequestContext{header, extensions}), std::vector<gid_t>{})
+  const CallerGroupSet borrowed = CallerGroups(RequestContext{header, extensions});
+  EXPECT_EQ(borrowed.groups, std::vector<gid_t>{})
       << "a thread whose fsuid is not the request's lends nothing";
+  EXPECT_FALSE(borrowed.complete);
   done.set_value();
   caller.join();
 }
@@ -247,6 +255,36 @@ TEST_F(AsCaller, ARootOwnedFileIsActedAsWithoutRootsCapabilities) {
                   kSysAdmin),
               0);
     EXPECT_EQ(inside, kSysAdmin);
+  }).join();
+}
+
+// A caller with pid 0 (outside the connection's pid namespace): its groups are unknown, and a
+// group it may be in could take from it what "other" grants on root:2100 0604. Refused with
+// EACCES, before anything is switched; where no group could deny (0644), served.
+TEST_F(AsCaller, AGroupThatCouldDenyRefusesACallerWhoseGroupsAreUnknown) {
+  ringfuse::testing::TempDir dir("ringfuse-unknown-groups");
+  const std::string banned = dir.path() + "/banned", plain = dir.path() + "/plain";
+  const internal::UniqueFd banned_fd(::open(banned.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0604));
+  const internal::UniqueFd plain_fd(::open(plain.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0644));
+  ASSERT_TRUE(banned_fd.valid() && plain_fd.valid());
+  ASSERT_EQ(::fchown(banned_fd.get(), 0, 2100), 0);
+  ASSERT_EQ(::fchmod(banned_fd.get(), 0604), 0);
+  ASSERT_EQ(::fchmod(plain_fd.get(), 0644), 0);
+  const RequestContext context = Caller(1001);
+  std::thread([&] {
+    int calls = 0;
+    const auto call = [&] {
+      ++calls;
+      return 0;
+    };
+    EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {plain_fd.get(), banned_fd.get()}),
+              -1);
+    EXPECT_EQ(errno, EACCES);
+    EXPECT_EQ(calls, 0);
+    EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {plain_fd.get(), -1}), 0);
+    EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {}), 0) << "nothing decided on";
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(::syscall(SYS_setfsuid, -1), 0);
   }).join();
 }
 

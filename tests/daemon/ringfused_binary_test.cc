@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -713,6 +714,52 @@ TEST_F(RingfusedBinary, ARequestUnansweredPastRequestTimeoutEndsWithTheKernelsAb
 // ringfused as a user runs it: mounted through fusermount3, every operation made as that user
 // (each failed with EPERM when the daemon insisted on acting as the caller without the rights
 // to), and said at start. Other users would act with its rights: allow_other alone is refused.
+// A daemon in a pid namespace of its own, as `unshare -p -f` starts it (the host's /proc, the
+// mount visible): every caller arrives with pid 0, its supplementary groups unreadable. Served
+// without them, a member of a group that denies (root:banned 0604, an ACL group:banned:---)
+// would be "other" and read the file. Such files are refused to every caller whose groups are
+// unknown (fail closed: bob too, whom natively "other" lets read), the rest served.
+TEST_F(RingfusedBinary, ADaemonThatCannotReadCallersGroupsRefusesWhatAGroupCouldDeny) {
+  RINGFUSE_SKIP_UNLESS_KERNEL();
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  const std::string source = dir_.path() + "/groups";
+  ASSERT_EQ(::mkdir(source.c_str(), 0755), 0);
+  const std::string by_mode = source + "/by-mode", by_acl = source + "/by-acl",
+                    plain = source + "/plain";
+  for (const std::string& path : {by_mode, by_acl, plain}) {
+    WriteFile(path, "secret\n");
+    ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  }
+  ASSERT_EQ(::chown(by_mode.c_str(), 0, kShared), 0);
+  ASSERT_EQ(::chmod(by_mode.c_str(), 0604), 0);
+  const std::string acl = ringfuse::testing::AclDenyingGroup(kShared);
+  if (::setxattr(by_acl.c_str(), "system.posix_acl_access", acl.data(), acl.size(), 0) != 0) {
+    GTEST_SKIP() << "no ACLs under " << source << ": " << std::strerror(errno);
+  }
+  const auto reads = [](const User& user, const std::string& path) {
+    return As(user, [&] {
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      return fd < 0 ? -1 : ::close(fd);
+    });
+  };
+  // The control: natively alice's group takes the file from her, and bob is "other".
+  EXPECT_EQ(reads(kAlice, by_mode), EACCES);
+  EXPECT_EQ(reads(kAlice, by_acl), EACCES);
+  EXPECT_EQ(reads(kBob, by_mode), 0);
+
+  const std::string log = dir_.path() + "/stderr";
+  StartInForeground({"-p", "-f", "--kill-child", RINGFUSED_BINARY, "-f", "-o", "allow_other",
+                     source, mountpoint_},
+                    log, {.binary = "/usr/bin/unshare"});
+  EXPECT_THAT(ReadFile(log), HasSubstr("supplementary groups cannot be read"));
+  for (const char* name : {"/by-mode", "/by-acl"}) {
+    EXPECT_EQ(reads(kAlice, mountpoint_ + name), EACCES) << name;
+    EXPECT_EQ(reads(kBob, mountpoint_ + name), EACCES) << name << ": failing closed";
+  }
+  EXPECT_EQ(reads(kAlice, mountpoint_ + "/plain"), 0);
+  EXPECT_EQ(reads(kBob, mountpoint_ + "/plain"), 0);
+}
+
 TEST_F(RingfusedBinary, AUsersOwnDaemonMakesEveryOperationAsThatUser) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   const ringfuse::testing::DevFuseModeGuard open_to_users(0666);

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -10,6 +12,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -52,6 +55,34 @@ inline std::string ReadFile(const std::string& path) {
 // in what it reads back.
 inline void WriteFile(const std::string& path, std::string_view text) {
   std::ofstream(path, std::ios::binary) << text;
+}
+
+// An access ACL in the kernel's xattr form (system.posix_acl_access): a version, then entries
+// of tag, permissions and id. Tags: 1 owner, 2 named user, 4 owning group, 8 named group,
+// 0x10 mask, 0x20 other.
+struct AclEntry {
+  uint16_t tag, perm;
+  uint32_t id;
+};
+inline constexpr uint16_t kAclUserObj = 1, kAclUser = 2, kAclGroupObj = 4, kAclGroup = 8,
+                          kAclMask = 0x10, kAclOther = 0x20;
+inline constexpr uint32_t kAclNoId = ~0u;
+inline std::string AclXattr(const std::vector<AclEntry>& entries) {
+  std::string acl(4 + 8 * entries.size(), '\0');
+  const uint32_t version = 2;
+  std::memcpy(acl.data(), &version, 4);
+  for (size_t i = 0; i < entries.size(); ++i) std::memcpy(acl.data() + 4 + 8 * i, &entries[i], 8);
+  return acl;
+}
+
+// A file's mode 0644 with one more entry: `group` may do nothing (the mode's group bits show
+// the mask, r).
+inline std::string AclDenyingGroup(uint32_t group) {
+  return AclXattr({{kAclUserObj, 6, kAclNoId},
+                   {kAclGroupObj, 4, kAclNoId},
+                   {kAclGroup, 0, group},
+                   {kAclMask, 4, kAclNoId},
+                   {kAclOther, 4, kAclNoId}});
 }
 
 }  // namespace ringfuse::testing
