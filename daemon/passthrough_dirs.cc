@@ -76,8 +76,7 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
   listings_.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<DirHandle> handle = open_dirs_.Find(fh);
   if (handle == nullptr) return reply.Error(EBADF);
-  const bool look_up =
-      plus && (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(handle->fd()));
+  const bool look_up = plus && KernelChecksWalksThrough(options_, handle->fd());
   DirentPacker& packer = reply.packer();
   const int error = handle->List(reply.offset(), [&](const DirEntry& entry) {
     if (look_up && IsPlainName(entry.name)) {

@@ -123,9 +123,9 @@ int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire::EntryOu
   if (const int error = inodes_.Lookup(parent, name, found, !made); error != 0) return error;
   PruneIfTooManyPinned();
   entry = EntryFor(found);
-  if (KernelSharesUncheckedNames(options_)) {
+  if (options_.allow_other) {
     const std::shared_ptr<const Inode> dir = inodes_.Get(parent);
-    if (dir == nullptr || !EveryoneMaySearch(dir->path.get())) {
+    if (dir == nullptr || !KernelChecksWalksThrough(options_, dir->path.get())) {
       entry.entry_valid = 0;
       entry.entry_valid_nsec = 0;
     }
@@ -133,13 +133,14 @@ int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire::EntryOu
   return 0;
 }
 
-// Without default_permissions the kernel has not checked the caller's right to search the parent
-// (search_permission.h); a missing name is cached only where every user would find it missing.
+// Without default_permissions the kernel has not checked the caller's right to search the parent,
+// and with it not an ACL's say (search_permission.h); a missing name is cached only where every
+// user would find it missing.
 void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args,
                            EntryReply reply) {
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
   if (dir == nullptr) return reply.Error(errno);
-  if (!options_.default_permissions) {
+  if (!options_.default_permissions || MayHaveAcl(dir->path.get())) {
     if (const int error = CallerMaySearch(context, dir->path.get()); error != 0) {
       return reply.Error(error);
     }
@@ -148,7 +149,7 @@ void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args
   if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
     if (error == ENOENT &&
         options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds &&
-        (!KernelSharesUncheckedNames(options_) || EveryoneMaySearch(dir->path.get()))) {
+        KernelChecksWalksThrough(options_, dir->path.get())) {
       return reply.Ok(MakeNegativeEntry(options_.negative_timeout));
     }
     return reply.Error(error);

@@ -30,16 +30,6 @@ struct XattrArgs {
   uint32_t flags = 0;
 };
 
-// Whether `dir_fd` may have an access ACL: only a definite "none" (no such attribute, or no
-// ACL support) says no. "." is the directory itself, reached without following anything.
-bool MayHaveAcl(int dir_fd) {
-  XattrArgs args;
-  if (::syscall(kGetxattrat, dir_fd, ".", 0, "system.posix_acl_access", &args, sizeof(args)) >= 0) {
-    return true;
-  }
-  return errno != ENODATA && errno != EOPNOTSUPP;
-}
-
 bool EveryoneMaySearch(int dir_fd, const struct stat& st) {
   return (st.st_mode & kEveryoneSearches) == kEveryoneSearches && !MayHaveAcl(dir_fd);
 }
@@ -50,6 +40,20 @@ int KernelSaysCallerMaySearch(const RequestContext& context, int dir_fd) {
 }
 
 }  // namespace
+
+// "." is the directory itself, reached without following anything.
+bool MayHaveAcl(int dir_fd) {
+  XattrArgs args;
+  if (::syscall(kGetxattrat, dir_fd, ".", 0, "system.posix_acl_access", &args, sizeof(args)) >= 0) {
+    return true;
+  }
+  return errno != ENODATA && errno != EOPNOTSUPP;
+}
+
+bool KernelChecksWalksThrough(const DaemonOptions& options, int dir_fd) {
+  if (!options.allow_other) return true;
+  return options.default_permissions ? !MayHaveAcl(dir_fd) : EveryoneMaySearch(dir_fd);
+}
 
 bool EveryoneMaySearch(int dir_fd) {
   struct stat st;

@@ -9,9 +9,12 @@
 // LOOKUP of the walking caller, checked again, instead of reusing what another user looked up.
 //
 // With default_permissions the kernel checks the parent's search permission itself before a
-// LOOKUP and on every cached step, so none of this applies. Without allow_other only the mounting
-// user (the daemon's, root) reaches the mount, and root callers are never checked: as with
-// ActAsCaller, uid 0 keeps CAP_DAC_READ_SEARCH. Either way the check costs a comparison.
+// LOOKUP and on every cached step, but from the mode alone: the daemon does not negotiate
+// FUSE_POSIX_ACL, so the kernel never reads an ACL (fs/fuse/acl.c), and an ACL entry that takes
+// search from a user or group (group:banned:---) would not stop them. So there the same applies
+// to directories that may have an access ACL. Without allow_other only the mounting user (the
+// daemon's, root) reaches the mount, and root callers are never checked: as with ActAsCaller,
+// uid 0 keeps CAP_DAC_READ_SEARCH.
 #pragma once
 
 #include "daemon/options.h"
@@ -23,16 +26,21 @@ namespace ringfuse::daemon {
 // group and others, and no access ACL, which might take it from a named user or group.
 bool EveryoneMaySearch(int dir_fd);
 
+// Whether `dir_fd` may have an access ACL: only a definite "none" (no such attribute, or no
+// ACL support) says no.
+bool MayHaveAcl(int dir_fd);
+
 // 0 when the request's caller may search directory `dir_fd`, else the errno (EACCES). Decided
 // from the directory's mode where that settles it (a root caller, the owner with x, everyone
 // with x), else by the kernel on the backing directory as the caller, supplementary groups and
 // ACLs included.
 int CallerMaySearch(const RequestContext& context, int dir_fd);
 
-// Whether the kernel lets other users than the one who looked a name up walk it unchecked, so
-// that names under a directory not everyone may search must not stay cached.
-inline bool KernelSharesUncheckedNames(const DaemonOptions& options) {
-  return options.allow_other && !options.default_permissions;
-}
+// Whether the kernel checks every user's walk through directory `dir_fd` as natively, without
+// the daemon: then the names under it may stay cached for all, and a LOOKUP there need not check
+// the caller again. Only the mounting user walks without allow_other; with default_permissions
+// the kernel checks the mode, which is all there is without an ACL; without it, nothing, and
+// only a directory everyone may search is safe to share.
+bool KernelChecksWalksThrough(const DaemonOptions& options, int dir_fd);
 
 }  // namespace ringfuse::daemon

@@ -342,7 +342,14 @@ TEST_P(PassthroughMultiUser, WithoutDefaultPermissionsNoOneWalksWhereTheyMayNotS
 }
 
 // With default_permissions the kernel checks ACLs only when FUSE_POSIX_ACL is agreed, which the
-// daemon does not ask for; without it, the daemon's check must see the ACL.
+// daemon does not ask for: it checks the mode, and the daemon must see the ACL, in a LOOKUP and
+// by keeping names under such a directory out of the kernel's cache (root's create put acl/f
+// there, which bob would walk unchecked).
+TEST_P(PassthroughMultiUser, WithDefaultPermissionsAnAclTakesSearchAway) {
+  EXPECT_THAT(RunBoth(true, AclScenario),
+              IsSupersetOf({"alice reads acl/f: ok", "bob reads acl/f: EACCES"}));
+}
+
 TEST_P(PassthroughMultiUser, WithoutDefaultPermissionsAnAclTakesSearchAway) {
   EXPECT_THAT(RunBoth(false, AclScenario),
               IsSupersetOf({"alice reads acl/f: ok", "bob reads acl/f: EACCES"}));
