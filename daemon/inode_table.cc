@@ -177,7 +177,8 @@ bool InodeTable::FoundOrAdded(internal::UniqueFd path, std::string handle, uint6
     Shard& shard = ShardOf(known->second);
     absl::MutexLock lock(&shard.mutex);
     Entry* entry = Find(shard, known->second);
-    if (entry != nullptr && SameInode(*entry, handle, found.attr, parent, name)) {
+    if (entry != nullptr && (SameInode(*entry, handle, found.attr, parent, name) ||
+                             ProvenByLookup(shard, known->second, *entry, handle, found.attr))) {
       CountLookup(known->second, *entry);
       unnamed = entry->handle.empty();
       if (entry->open == nullptr) {
@@ -225,6 +226,21 @@ bool InodeTable::SameInode(const Entry& entry, const std::string& handle, const 
   if (entry.type != (attr.st_mode & S_IFMT)) return false;
   if (!handle.empty() && !entry.handle.empty()) return handle == entry.handle;
   return entry.open != nullptr || (entry.parent == parent && entry.name == name);
+}
+
+// The lookup reached the inode by a name in SOURCE and made the same handle the dead daemon
+// recorded: the record was true, and the handle is as good as one this table made. Before it is
+// installed, so that the node joins those the budget closes and reopens.
+bool InodeTable::ProvenByLookup(Shard& shard, uint64_t nodeid, Entry& entry,
+                                const std::string& handle, const struct stat& attr) {
+  auto unproven = shard.unproven.find(nodeid);
+  if (unproven == shard.unproven.end() || handle.empty() || unproven->second != handle ||
+      entry.type != (attr.st_mode & S_IFMT)) {
+    return false;
+  }
+  entry.handle = std::move(unproven->second);
+  shard.unproven.erase(unproven);
+  return true;
 }
 
 int InodeTable::Adopt(internal::UniqueFd path, Found& found) {
@@ -287,6 +303,7 @@ std::pair<dev_t, ino_t> InodeTable::Erase(Shard& shard, NodeMap::iterator entry,
   if (recorder != nullptr) recorder->Dropped(entry->first, dropped.recorded);
   const std::pair<dev_t, ino_t> backing{dropped.dev, dropped.ino};
   if (name != nullptr) *name = {dropped.parent, std::move(dropped.name)};
+  shard.unproven.erase(entry->first);
   shard.nodes.erase(entry);
   return backing;
 }

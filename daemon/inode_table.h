@@ -200,7 +200,11 @@ class InodeTable {
   // Tells `recorder` of every node from now on (before serving; it outlives the table).
   void RecordNodesIn(NodeRecorder* recorder);
   // After a crash, before serving: adds the nodes a dead daemon's recorder kept (each with a
-  // handle, under its own id and lookup count) to this table's root, as already recorded.
+  // handle, under its own id and lookup count) to this table's root, as already recorded. The
+  // record is all that says which inode a node is, so a node is reopened by its handle only once
+  // it is shown to be in SOURCE (a directory whose ".." chain reaches the root, a non-directory
+  // named in such a directory); any other answers ESTALE until a lookup finds its inode with the
+  // record's handle.
   absl::Status RestoreRecorded(std::vector<SavedNode> nodes);
   // Replaces everything this table holds (it serves no request yet) with `saved`, taking the
   // fds it names out of `fds`. InvalidArgument, leaving the table as it was, for a record that
@@ -264,6 +268,9 @@ class InodeTable {
     std::vector<uint64_t> open ABSL_GUARDED_BY(mutex);
     std::vector<uint64_t> pinned ABSL_GUARDED_BY(mutex);
     size_t hand ABSL_GUARDED_BY(mutex) = 0;
+    // Recorded nodes not shown to be in SOURCE after a crash, with the handle their record
+    // gave: kept out of the entry, which has none and so no way back (RestoreRecorded).
+    absl::flat_hash_map<uint64_t, std::string> unproven ABSL_GUARDED_BY(mutex);
   };
   // The node now serving each backing inode (an older node of a reused inode number may live on).
   struct alignas(64) BackingShard {
@@ -341,6 +348,10 @@ class InodeTable {
   // Whether the node `entry` is the inode a lookup of `name` in `parent` found (`attr`, `handle`).
   static bool SameInode(const Entry& entry, const std::string& handle, const struct stat& attr,
                         uint64_t parent, std::string_view name);
+  // Whether the node is an unproven one whose record's handle is `handle`, the inode a lookup
+  // found (`attr`); if so it has that handle from now on.
+  static bool ProvenByLookup(Shard& shard, uint64_t nodeid, Entry& entry, const std::string& handle,
+                             const struct stat& attr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mutex);
 
   // A handover's restore (inode_table_handover.cc), with every lock held: drops every node,
   // then adds the saved ones, opening those in `open`.

@@ -1,9 +1,12 @@
 // The inode table's part of a handover: saved with no request in progress, restored into a
 // table that serves nothing yet (handover_state.h).
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <span>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "daemon/inode_table.h"
@@ -61,6 +64,88 @@ absl::Status CheckNodes(const SavedTable& saved) {
     }
   }
   return absl::OkStatus();
+}
+
+using Backing = std::pair<dev_t, ino_t>;
+
+Backing BackingOf(const struct stat& st) { return {st.st_dev, st.st_ino}; }
+
+// Whether the directory `fd` (`st` its stat) is in SOURCE: walking ".." from it reaches one of
+// `shown` (SOURCE's top, and directories shown before) before the top of its filesystem or of
+// this process's tree, whose ".." is itself. The directories passed are in SOURCE too and join
+// `shown`, so each is walked through once. Bounded, against a filesystem that loops.
+bool WalkUpToSource(int fd, struct stat st, absl::flat_hash_set<Backing>& shown) {
+  constexpr size_t kDeepest = 4096;  // a path the kernel walks has at most 2048 names
+  std::vector<Backing> passed;
+  internal::UniqueFd up;
+  while (!shown.contains(BackingOf(st))) {
+    if (passed.size() == kDeepest) return false;
+    passed.push_back(BackingOf(st));
+    up.reset(
+        ::openat(up.valid() ? up.get() : fd, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!up.valid() || ::fstat(up.get(), &st) != 0 || BackingOf(st) == passed.back()) {
+      return false;
+    }
+  }
+  shown.insert(passed.begin(), passed.end());
+  return true;
+}
+
+// Adds to `named` each inode of `wanted` that the directory `fd` (on device `dev`) has a name
+// for: its entry's number is the inode's on the directory's filesystem.
+void FindNamed(int fd, dev_t dev, const absl::flat_hash_set<Backing>& wanted,
+               absl::flat_hash_set<Backing>& named) {
+  internal::UniqueFd readable(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  DIR* listing = readable.valid() ? ::fdopendir(readable.get()) : nullptr;
+  if (listing == nullptr) return;
+  readable.release();  // the listing's now
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != ".." && wanted.contains({dev, entry->d_ino})) {
+      named.insert({dev, entry->d_ino});
+    }
+  }
+  ::closedir(listing);
+}
+
+// Which of the recorded `nodes` are shown to be in SOURCE (its top directory `root`). After a
+// crash the node journal alone says which inode a node is, and a record no daemon wrote (forged,
+// or torn) could give any inode of the filesystem with its real handle and numbers: /etc/shadow's
+// when SOURCE is a directory of the root filesystem. So a directory counts where its handle
+// reaches its recorded inode and that walks up to SOURCE; a non-directory where a directory so
+// shown, or SOURCE's top, names its inode (the directory of each name the kernel holds is a node
+// the kernel holds too, so is among them). Its handle is checked against that inode when it is
+// reopened (Reopen). What is on another mount, whose handles are not known yet, is not shown:
+// its lookups show it (ProvenByLookup). It costs an open, a stat or two and a listing per
+// recorded directory, and no system call per non-directory.
+std::vector<bool> ShownInSource(const InodeHandles& handles, int root,
+                                std::span<const SavedNode> nodes) {
+  std::vector<bool> shown(nodes.size());
+  struct stat top {};
+  if (::fstat(root, &top) != 0) return shown;
+  absl::flat_hash_set<Backing> under{BackingOf(top)}, wanted, listed, named;
+  for (const SavedNode& node : nodes) {
+    if (node.type != S_IFDIR) wanted.emplace(node.dev, node.ino);
+  }
+  auto list = [&](int fd, const struct stat& st) {
+    if (named.size() < wanted.size() && listed.insert(BackingOf(st)).second) {
+      FindNamed(fd, st.st_dev, wanted, named);
+    }
+  };
+  list(root, top);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].type != S_IFDIR) continue;
+    const internal::UniqueFd fd = handles.Open(nodes[i].handle);
+    struct stat st {};
+    shown[i] = fd.valid() && ::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode) &&
+               BackingOf(st) == Backing{nodes[i].dev, nodes[i].ino} &&
+               WalkUpToSource(fd.get(), st, under);
+    if (shown[i]) list(fd.get(), st);
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].type != S_IFDIR) shown[i] = named.contains({nodes[i].dev, nodes[i].ino});
+  }
+  return shown;
 }
 
 }  // namespace
@@ -145,6 +230,7 @@ void InodeTable::Clear(Closing& closing) {
     shard.open.clear();
     shard.pinned.clear();
     shard.hand = 0;
+    shard.unproven.clear();
   }
   for (BackingShard& shard : backing_) shard.nodeids.clear();
   for (TrackShard& shard : tracked_) shard.entries.clear();
@@ -231,11 +317,19 @@ absl::Status InodeTable::RestoreRecorded(std::vector<SavedNode> nodes) {
     node.fd = -1;
     saved.nodes.push_back(std::move(node));
   }
+  // Those not shown to be in SOURCE come back without a way to reopen them, their handles aside.
+  const std::span<SavedNode> recorded = std::span(saved.nodes).subspan(1);
+  const std::vector<bool> shown = ShownInSource(handles_, fds[0].get(), recorded);
+  std::vector<std::pair<uint64_t, std::string>> unproven;
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    if (!shown[i]) unproven.emplace_back(recorded[i].nodeid, std::exchange(recorded[i].handle, {}));
+  }
   if (absl::Status restored = Restore(saved, fds); !restored.ok()) return restored;
   AllLocked lock(*this);
   for (Shard& shard : shards_) {
     for (auto& [nodeid, entry] : shard.nodes) entry.recorded = nodeid != kRootNodeId;
   }
+  for (auto& [nodeid, handle] : unproven) ShardOf(nodeid).unproven[nodeid] = std::move(handle);
   return absl::OkStatus();
 }
 

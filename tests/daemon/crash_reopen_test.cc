@@ -1,12 +1,15 @@
 // Files open at a crash, reopened from the open-file journal: a record reopens only its own
-// node's inode, whatever handle it carries.
+// node's inode, whatever handle it carries, and only a node the node journal shows in SOURCE.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <string>
 
+#include "daemon/node_journal.h"
 #include "daemon/open_file_journal.h"
 #include "daemon/passthrough_fs.h"
 #include "gtest/gtest.h"
@@ -67,6 +70,34 @@ TEST_F(CrashReopen, ARecordWhoseHandleNamesAnotherInodeIsDropped) {
   journal_->Opened(8, 12345, HandleOf(source_ + "/mine"), O_RDONLY);  // no such node
   EXPECT_EQ(fs_->ReopenAfterCrash(*journal_), 0u);
   EXPECT_TRUE(journal_->Recover().empty()) << "the refused records stay in the journal";
+}
+
+// A node journal whose record makes a node of the file beside SOURCE, with its real handle and
+// numbers, and an open-file record of that node with the same handle: the next daemon does not
+// open it as root (its node answers ESTALE), while the daemon's own node and open file come back.
+TEST_F(CrashReopen, AFileOutsideSourceNamedByTheNodeJournalIsNotReopened) {
+  constexpr uint64_t kForged = 1000;
+  absl::StatusOr<std::unique_ptr<NodeJournal>> nodes = NodeJournal::Create();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  auto record = [&](uint64_t nodeid, const std::string& path) {
+    struct stat st {};
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+    const std::string handle = HandleOf(path);
+    ASSERT_FALSE(handle.empty()) << "no handles on this filesystem";
+    ASSERT_TRUE((*nodes)->Added(nodeid, st.st_dev, st.st_ino, st.st_mode & S_IFMT, handle, 1));
+    journal_->Opened(nodeid + 10, nodeid, handle, O_RDWR);
+  };
+  ASSERT_NO_FATAL_FAILURE(record(node_, source_ + "/mine"));
+  ASSERT_NO_FATAL_FAILURE(record(kForged, top_.path() + "/secret"));
+  DaemonOptions options;
+  options.source = source_;
+  PassthroughFs next(internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+  const absl::Status restored = next.inodes().RestoreRecorded((*nodes)->Recover().nodes);
+  ASSERT_TRUE(restored.ok()) << restored;
+  EXPECT_EQ(next.ReopenAfterCrash(*journal_), 1u) << "the file outside SOURCE was opened";
+  EXPECT_EQ(next.inodes().Get(kForged), nullptr);
+  EXPECT_EQ(errno, ESTALE);
+  EXPECT_NE(next.inodes().Get(node_), nullptr) << std::strerror(errno);
 }
 
 }  // namespace

@@ -5,10 +5,16 @@
 #include "daemon/node_journal.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <string>
+#include <thread>
 
 #include "daemon/inode_table.h"
 #include "gmock/gmock.h"
@@ -18,6 +24,7 @@
 namespace ringfuse::daemon {
 namespace {
 
+using ringfuse::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::IsEmpty;
@@ -160,6 +167,215 @@ TEST(NodeJournal, RecordsWithImpossibleNodeIdsAreDroppedNotTheRecovery) {
   ASSERT_EQ(::mkdir((source + "/new").c_str(), 0755), 0);
   ASSERT_EQ(next.Lookup(InodeTable::kRootNodeId, "new", fresh), 0);
   EXPECT_EQ(fresh.inode->nodeid, sub_id + 1) << "the next node id was not wrapped round";
+}
+
+// What a recorder is told of the inode at `path` (not followed), its handle made by `handles`.
+struct Record {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  mode_t type = 0;
+  std::string handle;
+};
+Record RecordOf(InodeHandles& handles, const std::string& path) {
+  const internal::UniqueFd fd(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  EXPECT_EQ(::fstat(fd.get(), &st), 0) << path << ": " << std::strerror(errno);
+  return Record{st.st_dev, st.st_ino, st.st_mode & S_IFMT, handles.HandleOf(fd.get())};
+}
+
+// Writes a record no daemon made: node `nodeid` is the inode `record` names.
+void Forge(NodeJournal& journal, uint64_t nodeid, const Record& record) {
+  ASSERT_FALSE(record.handle.empty()) << "no handle to forge with";
+  ASSERT_TRUE(journal.Added(nodeid, record.dev, record.ino, record.type, record.handle, 1));
+}
+
+// Whether node `nodeid` of `table` is served: reopened, the inode at `path`.
+::testing::AssertionResult Serves(InodeTable& table, uint64_t nodeid, const std::string& path) {
+  const std::shared_ptr<const Inode> inode = table.Get(nodeid);
+  if (inode == nullptr) {
+    return ::testing::AssertionFailure() << "node " << nodeid << ": " << std::strerror(errno);
+  }
+  struct stat expected {
+  }, got{};
+  if (::lstat(path.c_str(), &expected) != 0 || ::fstat(inode->path.get(), &got) != 0 ||
+      got.st_dev != expected.st_dev || got.st_ino != expected.st_ino) {
+    return ::testing::AssertionFailure() << "node " << nodeid << " is not " << path;
+  }
+  return ::testing::AssertionSuccess();
+}
+::testing::AssertionResult IsStale(InodeTable& table, uint64_t nodeid) {
+  if (table.Get(nodeid) != nullptr) {
+    return ::testing::AssertionFailure() << "node " << nodeid << " is served";
+  }
+  if (errno != ESTALE) return ::testing::AssertionFailure() << std::strerror(errno);
+  return ::testing::AssertionSuccess();
+}
+
+// A dead daemon's table, recording, and the one that recovers from its journal.
+class RecoveredTable : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kForgedFile = 1000, kForgedDir = 1001, kForgedOther = 1002;
+
+  void SetUp() override {
+    ASSERT_FALSE(top_.path().empty());
+    ASSERT_EQ(::mkdir(source_.c_str(), 0755), 0);
+    absl::StatusOr<std::unique_ptr<NodeJournal>> journal = NodeJournal::Create();
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    journal_ = std::move(*journal);
+    ASSERT_NO_FATAL_FAILURE(Start());
+  }
+
+  // The daemon that records, serving SOURCE as this thread sees it.
+  void Start() {
+    dead_ = std::make_unique<InodeTable>(OpenSource());
+    if (!dead_->reopens_by_handle()) GTEST_SKIP() << "file handles cannot be opened here";
+    dead_->RecordNodesIn(journal_.get());
+  }
+
+  internal::UniqueFd OpenSource() {
+    return internal::UniqueFd(::open(source_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
+  uint64_t NodeOf(InodeTable& table, uint64_t parent, std::string_view name) {
+    Found found;
+    const int error = table.Lookup(parent, name, found);
+    EXPECT_EQ(error, 0) << name << ": " << std::strerror(error);
+    return error == 0 ? found.inode->nodeid : 0;
+  }
+  // The dead daemon goes without a word; the next recovers from what its journal holds.
+  void Crash() {
+    dead_.reset();
+    next_ = std::make_unique<InodeTable>(OpenSource());
+    adopted_ = AdoptCopyOf(*journal_);
+    ASSERT_NE(adopted_, nullptr);
+    const absl::Status restored = next_->RestoreRecorded(adopted_->Recover().nodes);
+    ASSERT_TRUE(restored.ok()) << restored;
+    next_->RecordNodesIn(adopted_.get());
+  }
+
+  testing::TempDir top_{"ringfuse-node-journal"};
+  const std::string source_ = top_.path() + "/source";
+  std::unique_ptr<NodeJournal> journal_;
+  std::unique_ptr<InodeTable> dead_, next_;
+  std::unique_ptr<NodeJournal> adopted_;
+};
+
+// SOURCE is a directory of a filesystem that holds more: records of a file and a directory beside
+// SOURCE, with their real handles and numbers, come back as nodes that answer ESTALE, and stay
+// so whatever is looked up; the daemon's own records, in SOURCE's top and below, are served at
+// once.
+TEST_F(RecoveredTable, RecordsOfInodesOutsideSourceAreNotServed) {
+  const std::string outside = top_.path() + "/outside";
+  std::filesystem::create_directories(outside + "/dir");
+  std::filesystem::create_directories(source_ + "/sub/deeper");
+  WriteFile(outside + "/secret", "outside SOURCE\n");
+  WriteFile(source_ + "/top", "in SOURCE\n");
+  WriteFile(source_ + "/sub/deeper/file", "in SOURCE\n");
+  const uint64_t top = NodeOf(*dead_, InodeTable::kRootNodeId, "top");
+  const uint64_t sub = NodeOf(*dead_, InodeTable::kRootNodeId, "sub");
+  const uint64_t deeper = NodeOf(*dead_, sub, "deeper");
+  const uint64_t file = NodeOf(*dead_, deeper, "file");
+  ASSERT_NO_FATAL_FAILURE(
+      Forge(*journal_, kForgedFile, RecordOf(dead_->handles(), outside + "/secret")));
+  ASSERT_NO_FATAL_FAILURE(
+      Forge(*journal_, kForgedDir, RecordOf(dead_->handles(), outside + "/dir")));
+  ASSERT_NO_FATAL_FAILURE(Crash());
+
+  EXPECT_TRUE(IsStale(*next_, kForgedFile));
+  EXPECT_TRUE(IsStale(*next_, kForgedDir));
+  Found found;
+  EXPECT_EQ(next_->Lookup(kForgedDir, "anything", found), ESTALE);
+  // The control: the daemon's own records, served without a lookup.
+  EXPECT_TRUE(Serves(*next_, top, source_ + "/top"));
+  EXPECT_TRUE(Serves(*next_, sub, source_ + "/sub"));
+  EXPECT_TRUE(Serves(*next_, deeper, source_ + "/sub/deeper"));
+  EXPECT_TRUE(Serves(*next_, file, source_ + "/sub/deeper/file"));
+  // Every name of SOURCE looked up: no lookup reaches the outside inodes.
+  EXPECT_EQ(NodeOf(*next_, deeper, "file"), file);
+  EXPECT_EQ(NodeOf(*next_, InodeTable::kRootNodeId, "top"), top);
+  EXPECT_TRUE(IsStale(*next_, kForgedFile));
+  EXPECT_TRUE(IsStale(*next_, kForgedDir));
+}
+
+// A file of SOURCE moved behind the mount's back, while the daemon was dead, to a directory the
+// kernel never looked at: no directory recovered names it, so its node answers ESTALE, and the
+// kernel's lookup of its new name brings it back under its own id (the handle it makes is the
+// record's). Fewer rights, for a while, never more.
+TEST_F(RecoveredTable, ANodeNotShownInSourceComesBackByALookupOfItsInode) {
+  std::filesystem::create_directories(source_ + "/known");
+  std::filesystem::create_directories(source_ + "/unknown");
+  WriteFile(source_ + "/known/file", "in SOURCE\n");
+  const uint64_t known = NodeOf(*dead_, InodeTable::kRootNodeId, "known");
+  const uint64_t file = NodeOf(*dead_, known, "file");
+  std::filesystem::rename(source_ + "/known/file", source_ + "/unknown/moved");
+  ASSERT_NO_FATAL_FAILURE(Crash());
+  EXPECT_TRUE(Serves(*next_, known, source_ + "/known"));
+  EXPECT_TRUE(IsStale(*next_, file));
+  const uint64_t unknown = NodeOf(*next_, InodeTable::kRootNodeId, "unknown");
+  EXPECT_EQ(NodeOf(*next_, unknown, "moved"), file);
+  EXPECT_TRUE(Serves(*next_, file, source_ + "/unknown/moved"));
+  EXPECT_EQ(next_->LookupCount(file), 2u);
+}
+
+// Another filesystem, mounted where only this test's thread sees it: a tmpfs at <top>/other,
+// whose <top>/other/in is bound onto SOURCE/mnt. The daemon crosses into it as a lookup does,
+// so its handles of that mount reach all of that tmpfs, <top>/other/out too. Records of out's
+// file and directory through the bind mount, and of a file by the tmpfs's own mount, are never
+// served; the records of SOURCE/mnt and what is in it come back by lookups through SOURCE.
+TEST_F(RecoveredTable, RecordsOfAnotherFilesystemAreServedOnlyWhereALookupReachesThem) {
+  const std::string other = top_.path() + "/other";
+  ASSERT_EQ(::mkdir(other.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((source_ + "/mnt").c_str(), 0755), 0);
+  std::thread([&] {
+    ASSERT_EQ(::unshare(CLONE_NEWNS), 0) << "needs CAP_SYS_ADMIN: " << std::strerror(errno);
+    ASSERT_EQ(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), 0);
+    ASSERT_EQ(::mount("tmpfs", other.c_str(), "tmpfs", 0, "mode=0755"), 0) << std::strerror(errno);
+    std::filesystem::create_directories(other + "/in");
+    std::filesystem::create_directories(other + "/out/dir");
+    WriteFile(other + "/in/inside", "in SOURCE/mnt\n");
+    WriteFile(other + "/out/secret", "outside SOURCE\n");
+    ASSERT_EQ(
+        ::mount((other + "/in").c_str(), (source_ + "/mnt").c_str(), nullptr, MS_BIND, nullptr), 0)
+        << std::strerror(errno);
+    ASSERT_NO_FATAL_FAILURE(Start());  // its SOURCE, where the mounts are
+    const uint64_t mnt = NodeOf(*dead_, InodeTable::kRootNodeId, "mnt");
+    const uint64_t inside = NodeOf(*dead_, mnt, "inside");
+    // out's inodes through the bind mount, as the daemon's handles of that mount reach them.
+    const internal::UniqueFd bound(
+        ::open((source_ + "/mnt").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    auto through_bind = [&](const std::string& path) {
+      const Record direct = RecordOf(dead_->handles(), path);
+      struct {
+        struct file_handle header;
+        unsigned char bytes[MAX_HANDLE_SZ];
+      } raw{};
+      raw.header.handle_bytes = MAX_HANDLE_SZ;
+      int mount_id = 0;
+      EXPECT_EQ(::name_to_handle_at(AT_FDCWD, path.c_str(), &raw.header, &mount_id, 0), 0);
+      const internal::UniqueFd fd(::open_by_handle_at(bound.get(), &raw.header, O_PATH));
+      EXPECT_TRUE(fd.valid()) << std::strerror(errno);
+      return Record{direct.dev, direct.ino, direct.type, dead_->handles().HandleOf(fd.get())};
+    };
+    ASSERT_NO_FATAL_FAILURE(Forge(*journal_, kForgedFile, through_bind(other + "/out/secret")));
+    ASSERT_NO_FATAL_FAILURE(Forge(*journal_, kForgedDir, through_bind(other + "/out/dir")));
+    const internal::UniqueFd other_top(::open(other.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    InodeHandles own_mount(other_top.get());
+    ASSERT_NO_FATAL_FAILURE(
+        Forge(*journal_, kForgedOther, RecordOf(own_mount, other + "/out/secret")));
+    ASSERT_NO_FATAL_FAILURE(Crash());
+
+    // SOURCE/mnt's mount is not known before a lookup crosses into it.
+    EXPECT_TRUE(IsStale(*next_, mnt));
+    EXPECT_TRUE(IsStale(*next_, inside));
+    EXPECT_EQ(NodeOf(*next_, InodeTable::kRootNodeId, "mnt"), mnt);
+    EXPECT_EQ(NodeOf(*next_, mnt, "inside"), inside);
+    EXPECT_TRUE(Serves(*next_, inside, source_ + "/mnt/inside"));
+    // Now that the daemon opens handles of the bind mount, out's would reach out: they do not.
+    EXPECT_TRUE(IsStale(*next_, kForgedFile));
+    EXPECT_TRUE(IsStale(*next_, kForgedDir));
+    EXPECT_TRUE(IsStale(*next_, kForgedOther));
+    // Its fds close before the thread and its mount namespace go.
+    next_.reset();
+  }).join();
 }
 
 }  // namespace
