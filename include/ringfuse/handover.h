@@ -23,11 +23,12 @@
 ///    one (the new process died or refused), the old session resumes serving, so a takeover
 ///    that fails halfway never leaves the mount without a server.
 ///
-/// Transports: the threads and uring transports hand over, to a session on either; every
-/// transport but uring-cmd takes over. A uring-cmd session refuses to hand over
-/// (Unimplemented) and serves on: on 6.18 the kernel does not resend requests held by
-/// FUSE-over-io_uring ring entries. A uring session whose rings cannot all stop within
-/// HandoverOptions::pause_timeout refuses too (DeadlineExceeded), reading again. See
+/// Transports: the threads and uring transports hand over, to a session on either. A uring-cmd
+/// session hands over to a session on uring-cmd only, its ring entries and the requests they
+/// hold with it (on 6.18 the kernel does not resend requests held by FUSE-over-io_uring ring
+/// entries, so they travel instead); a session on another transport refuses it, and the old one
+/// serves on. A session whose rings or queues cannot all stop within
+/// HandoverOptions::pause_timeout refuses too (DeadlineExceeded), serving on. See
 /// docs/handover.md for what survives and what is lost.
 #pragma once
 

@@ -86,9 +86,9 @@ class Session {
   /// handover.h). On success the session is over: Wait() returns, Stop() and the destructor
   /// leave the mount in place; destroy the session soon, since until then it keeps the
   /// connection's /dev/fuse file open. On failure the session serves on. Any thread but a
-  /// handler's; one handover at a time. The threads and uring transports hand over, uring-cmd
-  /// does not; nor does a fusermount3 mount with auto_unmount (its helper's socket does not
-  /// travel yet), nor a kept session (StartKept: its keeper would hold the connection twice).
+  /// handler's; one handover at a time. Every transport hands over (uring-cmd to uring-cmd
+  /// only); not a fusermount3 mount with auto_unmount (its helper's socket does not travel
+  /// yet), nor a kept session (StartKept: its keeper would hold the connection twice).
   absl::StatusOr<HandoverReport> HandOver(int socket, const SaveForHandover& save,
                                           const HandoverOptions& options = {});
   Session(const Session&) = delete;
