@@ -85,7 +85,7 @@ class ChangeJournal {
   Slot* slots_;
   // Whether a change of this process is being made under the record in each slot: between its
   // Begin and its Done, nothing else writes there.
-  std::unique_ptr<std::atomic<bool>[]> in_progress_{new std::atomic<bool>[kSlots]()};
+  std::unique_ptr<std::atomic<bool>[]> in_progress_ = std::make_unique<std::atomic<bool>[]>(kSlots);
 };
 
 }  // namespace ringfuse::daemon

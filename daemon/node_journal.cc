@@ -17,17 +17,17 @@ absl::StatusOr<std::unique_ptr<NodeJournal>> NodeJournal::Adopt(internal::Unique
   return std::unique_ptr<NodeJournal>(new NodeJournal(std::move(*slots)));
 }
 
-bool NodeJournal::Added(uint64_t nodeid, dev_t dev, ino_t ino, mode_t type,
-                        std::string_view handle, uint64_t lookups) {
-  const bool recorded = !handle.empty() && handle.size() <= kMaxHandle &&
-                        slots_->Write(nodeid, [&](Slot& slot) {
-                          slot.type = type;
-                          slot.dev = dev;
-                          slot.ino = ino;
-                          slot.lookups = lookups;
-                          slot.handle_size = static_cast<uint32_t>(handle.size());
-                          std::memcpy(slot.handle, handle.data(), handle.size());
-                        });
+bool NodeJournal::Added(uint64_t nodeid, dev_t dev, ino_t ino, mode_t type, std::string_view handle,
+                        uint64_t lookups) {
+  const bool recorded =
+      !handle.empty() && handle.size() <= kMaxHandle && slots_->Write(nodeid, [&](Slot& slot) {
+        slot.type = type;
+        slot.dev = dev;
+        slot.ino = ino;
+        slot.lookups = lookups;
+        slot.handle_size = static_cast<uint32_t>(handle.size());
+        std::memcpy(slot.handle, handle.data(), handle.size());
+      });
   if (!recorded) slots_->UnrecordedCount().fetch_add(1, std::memory_order_release);
   return recorded;
 }
@@ -63,8 +63,7 @@ NodeJournal::Recovery NodeJournal::Recover() {
     return true;
   });
   // The dead daemon's unrecorded nodes are gone with it; this one counts its own from zero.
-  recovery.complete =
-      slots_->UnrecordedCount().exchange(0, std::memory_order_acq_rel) == 0;
+  recovery.complete = slots_->UnrecordedCount().exchange(0, std::memory_order_acq_rel) == 0;
   return recovery;
 }
 

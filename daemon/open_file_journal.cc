@@ -31,7 +31,8 @@ std::vector<OpenFileJournal::Entry> OpenFileJournal::Recover() {
   std::vector<Entry> entries;
   slots_->Recover([&](const Slot& slot) {
     if (slot.handle_size > kMaxHandle) return false;
-    entries.push_back({slot.key, slot.nodeid, slot.flags, std::string(slot.handle, slot.handle_size)});
+    entries.push_back(
+        {slot.key, slot.nodeid, slot.flags, std::string(slot.handle, slot.handle_size)});
     return true;
   });
   return entries;

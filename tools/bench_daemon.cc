@@ -221,9 +221,8 @@ absl::StatusOr<absl::Duration> DaemonProcess::KillAndAwaitRecovery() {
       return since_kill.elapsed();
     }
     if ((exit_status_ = ReapChild(pid_, false))) {
-      return absl::UnavailableError(absl::StrFormat("the keeper %s after the kill:\n%s",
-                                                    internal::DescribeExit(exit_status_),
-                                                    LogText()));
+      return absl::UnavailableError(absl::StrFormat(
+          "the keeper %s after the kill:\n%s", internal::DescribeExit(exit_status_), LogText()));
     }
     absl::SleepFor(absl::Microseconds(200));
   }

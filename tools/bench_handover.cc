@@ -215,8 +215,7 @@ absl::StatusOr<HandoverResult> MeasureRestarts(const HandoverConfig& config, int
     absl::StatusOr<HandoverSample> sample = MeasureRestart(served->daemon, probes);
     if (!sample.ok()) return sample.status();
     result.samples.push_back(*sample);
-    if (absl::Status checked =
-            CheckServedOn(served->daemon, served->nodes, probes.front().path);
+    if (absl::Status checked = CheckServedOn(served->daemon, served->nodes, probes.front().path);
         !checked.ok()) {
       return checked;
     }
@@ -251,8 +250,7 @@ int FailedCalls(const std::vector<ReplacementResult<Sample>>& results) {
 
 // Runs `measure` for each tree size and prints the table; the exit status RunHandover says.
 template <typename Sample, typename Measure, typename MakeTable>
-int RunEach(const HandoverConfig& config, const char* what, Measure measure,
-            MakeTable make_table) {
+int RunEach(const HandoverConfig& config, const char* what, Measure measure, MakeTable make_table) {
   std::vector<ReplacementResult<Sample>> results;
   absl::Status status;
   for (const int inodes : config.inode_counts) {

@@ -20,8 +20,8 @@ constexpr const char* kFutexTracepoint = "syscalls/sys_enter_futex";
 std::string FilterOf(std::initializer_list<int> ops) {
   std::string filter;
   for (const int op : ops) {
-    for (const int flags : {0, FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME,
-                            FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME}) {
+    for (const int flags :
+         {0, FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME, FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME}) {
       absl::StrAppend(&filter, filter.empty() ? "" : " || ", "op == ", op | flags);
     }
   }

@@ -14,8 +14,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <string>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 

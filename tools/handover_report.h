@@ -26,10 +26,10 @@ struct HandoverSample {
 // One crash (SIGKILL under ringfuse-ctl supervise), as the stat loop across it saw it, and the
 // walks of the tree after it.
 struct CrashSample {
-  double client_max_us = 0;  // the longest stat call of the loop across the crash
-  double cached_max_us = 0;  // the longest of those the kernel answered from its cache
-  double recovery_us = 0;    // from the kill to a daemon answering the control socket
-  double first_walk_us = 0;  // the walk after the recovery: names looked up again unless kept
+  double client_max_us = 0;   // the longest stat call of the loop across the crash
+  double cached_max_us = 0;   // the longest of those the kernel answered from its cache
+  double recovery_us = 0;     // from the kill to a daemon answering the control socket
+  double first_walk_us = 0;   // the walk after the recovery: names looked up again unless kept
   double cached_walk_us = 0;  // the walk after that one: the kernel's cache alone
   double calls = 0;
   int failed_calls = 0;

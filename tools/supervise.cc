@@ -77,8 +77,7 @@ class DaemonRun {
     socket_.reset(ends[0]);
     // A daemon that stops in the middle of a message must not stop the keeper with it.
     const timeval receive_timeout{kReceiveTimeoutSeconds, 0};
-    ::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &receive_timeout,
-                 sizeof(receive_timeout));
+    ::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &receive_timeout, sizeof(receive_timeout));
     internal::UniqueFd theirs(ends[1]);
     keeper_.NewDaemon();
     absl::StatusOr<pid_t> pid = daemon::SpawnWithSocket(program, "--keeper-fd=", theirs.get(),
@@ -150,7 +149,8 @@ class DaemonRun {
   void Listen() {
     const absl::Status served = keeper_.ServeOne(socket_.get());
     if (served.ok()) return;
-    if (!absl::IsNotFound(served)) Say(absl::StrFormat("daemon pid %d: %s", pid_, served.message()));
+    if (!absl::IsNotFound(served))
+      Say(absl::StrFormat("daemon pid %d: %s", pid_, served.message()));
     socket_.reset();
   }
 
@@ -186,8 +186,8 @@ int Supervise(const SuperviseOptions& options) {
     }
     const bool clean = WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
     if (clean || run.signalled()) return ExitCodeOf(*status);
-    const std::string how = absl::StrFormat("the daemon (pid %d) %s", run.pid(),
-                                            internal::DescribeExit(*status));
+    const std::string how =
+        absl::StrFormat("the daemon (pid %d) %s", run.pid(), internal::DescribeExit(*status));
     if (!keeper.holds_connection()) {
       Say(how + " before it served a mount: nothing to keep");
       return ExitCodeOf(*status);

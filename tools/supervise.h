@@ -5,7 +5,8 @@
 // It ends when the daemon exits 0 (it unmounted), when the mount ends by itself (unmounted or
 // aborted from outside; the daemon is then left to exit), when a daemon dies before it served a
 // mount (nothing to keep), or when the daemon dies again after max_restarts restarts within a
-// minute (it then lets the connection go, and clients get ENOTCONN). SIGTERM, SIGINT and SIGHUP go to the daemon, which unmounts and exits.
+// minute (it then lets the connection go, and clients get ENOTCONN). SIGTERM, SIGINT and SIGHUP go
+// to the daemon, which unmounts and exits.
 #pragma once
 
 #include "daemon/spawn.h"

@@ -55,13 +55,13 @@ absl::Status ConnectionKeeper::Take(int socket) {
   absl::StatusOr<ReceivedHandover> deposited = ReceiveHandover(socket);
   if (!deposited.ok()) return deposited.status();
   if (deposited->fds.empty() || deposited->fds.size() > 1 + kMaxKeptFds) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "a deposit carries the /dev/fuse fd and at most %d more, not %d fds", kMaxKeptFds,
-        deposited->fds.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a deposit carries the /dev/fuse fd and at most %d more, not %d fds",
+                        kMaxKeptFds, deposited->fds.size()));
   }
   if (connection_) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the keeper holds %s already; a second deposit is refused", mountpoint()));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the keeper holds %s already; a second deposit is refused", mountpoint()));
   }
   connection_ = std::move(*deposited);
   daemon_serves_ = true;

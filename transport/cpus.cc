@@ -49,7 +49,9 @@ absl::StatusOr<std::vector<int>> PossibleCpus() {
   return ReadCpuList("/sys/devices/system/cpu/possible");
 }
 
-absl::StatusOr<std::vector<int>> OnlineCpus() { return ReadCpuList("/sys/devices/system/cpu/online"); }
+absl::StatusOr<std::vector<int>> OnlineCpus() {
+  return ReadCpuList("/sys/devices/system/cpu/online");
+}
 
 absl::Status PinCurrentThread(int cpu) {
   cpu_set_t set;

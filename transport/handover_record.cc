@@ -147,9 +147,8 @@ absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket) {
       std::memcpy(&*totals, stream.data(), sizeof(Totals));
       if (totals->magic != kMagic) return Corrupt("is not one (wrong magic)");
       if (totals->version < kOldestVersion || totals->version > kVersion) {
-        return Corrupt(absl::StrFormat(
-            "has format version %u; this binary reads versions %u to %u", totals->version,
-            kOldestVersion, kVersion));
+        return Corrupt(absl::StrFormat("has format version %u; this binary reads versions %u to %u",
+                                       totals->version, kOldestVersion, kVersion));
       }
     }
     if (totals && (stream.size() > sizeof(Totals) + totals->record_bytes ||

@@ -6,8 +6,8 @@
 #include "transport/deadline.h"
 #include "transport/handover_record.h"
 #include "transport/log.h"
-#include "transport/uring_cmd_handover.h"
 #include "transport/session_impl.h"
+#include "transport/uring_cmd_handover.h"
 
 namespace ringfuse::internal {
 
@@ -77,9 +77,12 @@ absl::Status SessionImpl::SendConnection(int socket, const SaveForHandover& save
   report.state_fds = payload->fds.size();
   absl::StatusOr<TransportHandover> transport = transport_->Handed();
   if (!transport.ok()) return transport.status();
-  HandoverRecord record{dispatcher_.negotiated(),      mount_->mountpoint(),
-                        mount_->method(),              mount_->connection_id(),
-                        std::move(payload->bytes),     std::move(transport->bytes),
+  HandoverRecord record{dispatcher_.negotiated(),
+                        mount_->mountpoint(),
+                        mount_->method(),
+                        mount_->connection_id(),
+                        std::move(payload->bytes),
+                        std::move(transport->bytes),
                         static_cast<uint32_t>(transport->fds.size())};
   std::vector<int> fds{mount_->dev_fd()};
   fds.insert(fds.end(), transport->fds.begin(), transport->fds.end());

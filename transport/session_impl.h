@@ -37,9 +37,11 @@ class SessionImpl {
                                                                Handler& handler,
                                                                const RestoreFromHandover& restore);
   // Serves a kept connection: mounts and deposits it, or recovers it (session_keeper.cc).
-  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKept(
-      UniqueFd keeper, const SessionOptions& options, Handler& handler,
-      const RecoverAfterCrash& recover, const std::vector<int>& kept_fds);
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKept(UniqueFd keeper,
+                                                                const SessionOptions& options,
+                                                                Handler& handler,
+                                                                const RecoverAfterCrash& recover,
+                                                                const std::vector<int>& kept_fds);
   // Stops (if still running) and joins.
   ~SessionImpl();
 

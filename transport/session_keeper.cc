@@ -44,9 +44,8 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
   absl::StatusOr<SessionOptions> options = KeptOptions(given);
   if (!options.ok()) return options.status();
   if (kept_fds.size() > kMaxKeptFds) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("a keeper holds at most %d fds of the application, not %d", kMaxKeptFds,
-                        kept_fds.size()));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a keeper holds at most %d fds of the application, not %d", kMaxKeptFds, kept_fds.size()));
   }
   // Not for the programs this one starts (fusermount3).
   if (::fcntl(keeper.get(), F_SETFD, FD_CLOEXEC) != 0) {
@@ -135,8 +134,13 @@ absl::Status SessionImpl::CheckKernelResends() const {
 }
 
 absl::Status SessionImpl::DepositWithKeeper(const std::vector<int>& kept_fds) {
-  const HandoverRecord record{dispatcher_.negotiated(), mount_->mountpoint(), mount_->method(),
-                              mount_->connection_id(), "", "", 0};
+  const HandoverRecord record{dispatcher_.negotiated(),
+                              mount_->mountpoint(),
+                              mount_->method(),
+                              mount_->connection_id(),
+                              "",
+                              "",
+                              0};
   std::vector<int> fds{mount_->dev_fd()};
   fds.insert(fds.end(), kept_fds.begin(), kept_fds.end());
   std::lock_guard lock(keeper_mutex_);

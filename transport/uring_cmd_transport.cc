@@ -1,11 +1,10 @@
 #include "transport/uring_cmd_transport.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/statfs.h>
 #include <unistd.h>
-
-#include <pthread.h>
 
 #include <algorithm>
 #include <system_error>
@@ -64,13 +63,15 @@ absl::StatusOr<std::unique_ptr<Transport>> UringCmdTransport::Create(
   const size_t queue_count = static_cast<size_t>(cpus->back()) + 1;
   std::vector<UringQueue::Adopted> adopted;
   if (context.adopted != nullptr) {
-    const size_t payload = context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)));
+    const size_t payload =
+        context.negotiated.MaxPayload(static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)));
     absl::StatusOr<std::vector<UringQueue::Adopted>> mapped =
         MapAdopted(*context.adopted, queue_count, EntryBlock::StrideFor(payload));
     if (!mapped.ok()) return mapped.status();
     adopted = std::move(*mapped);
   }
-  return std::unique_ptr<Transport>(new UringCmdTransport(context, queue_count, std::move(adopted)));
+  return std::unique_ptr<Transport>(
+      new UringCmdTransport(context, queue_count, std::move(adopted)));
 }
 
 // The old process's blocks, each at its address there.
@@ -88,8 +89,8 @@ absl::StatusOr<std::vector<UringQueue::Adopted>> UringCmdTransport::MapAdopted(
     if (!file.ok()) return file.status();
     plans[q].file = *file;
     for (const HandedBlock& block : adopted.queues[q].blocks) {
-      absl::StatusOr<EntryBlock> mapped = EntryBlock::MapAt(*file, block.offset, block.address,
-                                                            block.count, payload_stride);
+      absl::StatusOr<EntryBlock> mapped =
+          EntryBlock::MapAt(*file, block.offset, block.address, block.count, payload_stride);
       if (!mapped.ok()) return mapped.status();
       plans[q].blocks.push_back(std::move(*mapped));
     }
@@ -238,8 +239,8 @@ absl::Status UringCmdTransport::FillQueues(absl::Time deadline) {
   auto root = std::make_shared<const UniqueFd>(
       ::open(context_.mountpoint.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root->valid()) {
-    return ErrnoStatus(errno, absl::StrFormat("opening %s to fill the rings' entries",
-                                              context_.mountpoint));
+    return ErrnoStatus(
+        errno, absl::StrFormat("opening %s to fill the rings' entries", context_.mountpoint));
   }
   std::vector<UringQueue*> filling;
   for (UringQueue* queue : queue_list_) {
@@ -259,9 +260,9 @@ absl::Status UringCmdTransport::FillQueues(absl::Time deadline) {
   for (UringQueue* queue : filling) {
     while (queue->unfilled() > 0) {
       if (absl::Now() > deadline) {
-        return absl::DeadlineExceededError(absl::StrFormat(
-            "uring-cmd queue %u still had %u free entries at the end of the pause",
-            queue->queue_id(), queue->unfilled()));
+        return absl::DeadlineExceededError(
+            absl::StrFormat("uring-cmd queue %u still had %u free entries at the end of the pause",
+                            queue->queue_id(), queue->unfilled()));
       }
       absl::SleepFor(kPausePoll);
     }
@@ -283,9 +284,9 @@ absl::StatusOr<TransportHandover> UringCmdTransport::Handed() {
 bool UringCmdTransport::ResumeInPlace() {
   for (UringQueue* queue : queue_list_) queue->RequestResume();
   ResumeReader();
-  const absl::Status resumed = AwaitQueues(absl::Now() + kResumeBound, "resume", [](const UringQueue& q) {
-    return q.mode() == UringQueue::Mode::kServing;
-  });
+  const absl::Status resumed =
+      AwaitQueues(absl::Now() + kResumeBound, "resume",
+                  [](const UringQueue& q) { return q.mode() == UringQueue::Mode::kServing; });
   if (!resumed.ok()) Log(LogLevel::kError, "%s", resumed.ToString());
   return true;
 }

@@ -81,8 +81,8 @@ class UringCmdTransport : public Transport {
   UringCmdTransport(const TransportContext& context, size_t queue_count,
                     std::vector<UringQueue::Adopted> adopted);
   static absl::StatusOr<std::vector<UringQueue::Adopted>> MapAdopted(RingsHandover& adopted,
-                                                           size_t queue_count,
-                                                           size_t payload_stride);
+                                                                     size_t queue_count,
+                                                                     size_t payload_stride);
 
   // Serves what still comes over /dev/fuse, on the thread after the queues'.
   void ReadDevFuse();
@@ -108,8 +108,8 @@ class UringCmdTransport : public Transport {
   std::atomic<bool> reader_halt_{false};
   std::mutex reader_mutex_;
   std::condition_variable reader_changed_;
-  bool reader_paused_ = false;  // guarded by reader_mutex_
-  bool reader_parked_ = false;  // guarded by reader_mutex_
+  bool reader_paused_ = false;              // guarded by reader_mutex_
+  bool reader_parked_ = false;              // guarded by reader_mutex_
   std::atomic<pthread_t> reader_thread_{};  // for the pause's signal, once it runs
 
   RingWorkers queues_;  // last: its destructor joins the threads that use the members above

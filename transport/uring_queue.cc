@@ -268,8 +268,8 @@ void UringQueue::Commit(uint32_t entry, uint64_t unique, int32_t error,
                         std::span<const ConstBytes> body) {
   if (mode_ == Mode::kHandedOff) {
     const std::span<const ConstBytes> parts = ReplyParts(error, body);
-    LateReply& late =
-        held_back_.emplace_back(LateReply{entry, unique, error, std::vector<std::byte>(PartsSize(parts))});
+    LateReply& late = held_back_.emplace_back(
+        LateReply{entry, unique, error, std::vector<std::byte>(PartsSize(parts))});
     JoinParts(parts, late.body);
     return;
   }
@@ -325,8 +325,8 @@ void UringQueue::OnCommand(uint32_t entry, int result) {
       Finish(entry);
       return;
     case ENOENT:  // after a handover that failed: the other process committed it first
-      Log(LogLevel::kDebug, "queue %u entry %u: its commit was another process's to make",
-          index(), entry);
+      Log(LogLevel::kDebug, "queue %u entry %u: its commit was another process's to make", index(),
+          entry);
       Retire(entry);
       return;
     default: break;
@@ -358,8 +358,7 @@ void UringQueue::OnRequest(uint32_t entry) {
 void UringQueue::Serve(uint32_t entry) {
   Entry& e = entries_[entry];
   e.state = EntryState::kInHandler;
-  const size_t payload_size =
-      std::min<size_t>(e.header->ring_ent_in_out.payload_sz, payload_size_);
+  const size_t payload_size = std::min<size_t>(e.header->ring_ent_in_out.payload_sz, payload_size_);
   const ConstBytes in_out(reinterpret_cast<const std::byte*>(e.header->in_out),
                           sizeof(wire::InHeader));
   wire::InHeader header;

@@ -113,8 +113,7 @@ class UringQueue : public RingWorker {
   void GiveUp(uint32_t entry, wire::UringCmd command);
   void Register(uint32_t entry);
   void Commit(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
-  void WriteReply(uint32_t entry, uint64_t unique, int32_t error,
-                  std::span<const ConstBytes> body);
+  void WriteReply(uint32_t entry, uint64_t unique, int32_t error, std::span<const ConstBytes> body);
   void SubmitCommit(uint32_t entry);
   bool OnCompletion(UserData data, int result) override;
   void OnWake() override { CommitLateReplies(); }

@@ -76,9 +76,11 @@ class Session {
   /// (TransportOptions::clone_fds is taken as false). `kept_fds` (at most 16) go to the keeper
   /// with the connection, when this process mounts, and come back in CrashRecovery::fds; they
   /// stay the caller's.
-  static absl::StatusOr<std::unique_ptr<Session>> StartKept(
-      int keeper_socket, const SessionOptions& options, Handler& handler,
-      const RecoverAfterCrash& recover, const std::vector<int>& kept_fds = {});
+  static absl::StatusOr<std::unique_ptr<Session>> StartKept(int keeper_socket,
+                                                            const SessionOptions& options,
+                                                            Handler& handler,
+                                                            const RecoverAfterCrash& recover,
+                                                            const std::vector<int>& kept_fds = {});
   /// Stops (if still running) and joins.
   ~Session();
 

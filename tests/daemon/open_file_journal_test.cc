@@ -60,8 +60,7 @@ TEST(OpenFileJournal, ARecordTornByACrashIsSkipped) {
   (*journal)->Opened(5, 105, "whole", O_RDONLY);
   (*journal)->Opened(6, 106, "torn", O_RDONLY);
   // What a crash before the record's last store leaves: its state word is not valid.
-  const size_t second_slot_state = sizeof(OpenFileJournal::Header) +
-                                   sizeof(OpenFileJournal::Slot) +
+  const size_t second_slot_state = sizeof(OpenFileJournal::Header) + sizeof(OpenFileJournal::Slot) +
                                    offsetof(OpenFileJournal::Slot, state);
   void* memory = ::mmap(nullptr, second_slot_state + 4, PROT_READ | PROT_WRITE, MAP_SHARED,
                         (*journal)->fd(), 0);

@@ -32,8 +32,8 @@
 namespace ringfuse::daemon {
 namespace {
 
-using ringfuse::testing::ReadFile;
 using ringfuse::testing::OpenFdCount;
+using ringfuse::testing::ReadFile;
 using ringfuse::testing::WriteFile;
 
 // Names are cached for a minute and attributes not at all: every stat after a handover asks the

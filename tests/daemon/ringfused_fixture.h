@@ -26,8 +26,8 @@
 
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
-#include "tests/open_fds.h"
 #include "tests/daemon/test_users.h"
+#include "tests/open_fds.h"
 
 extern char** environ;
 

@@ -30,8 +30,7 @@ TEST(HandoverSummarize, GivesTheMedianAndTheMaximum) {
 }
 
 TEST(HandoverSummarize, OfNothingIsZero) {
-  const MedianAndMax summary =
-      Summarize(std::vector<HandoverSample>{}, &HandoverSample::pause_us);
+  const MedianAndMax summary = Summarize(std::vector<HandoverSample>{}, &HandoverSample::pause_us);
   EXPECT_EQ(summary.median, 0);
   EXPECT_EQ(summary.max, 0);
 }

@@ -50,10 +50,13 @@ class FixedTree : public Handler {
   void Lookup(const RequestContext&, const op::Lookup& args, EntryReply reply) override {
     ++shared_.lookups;
     if (args.name != "file") return reply.Error(ENOENT);
-    reply.Ok(MakeEntry(kFile, 1, RegularFileAttr(kFile, kContents.size()), Timeout{3600}, Timeout{3600}));
+    reply.Ok(MakeEntry(kFile, 1, RegularFileAttr(kFile, kContents.size()), Timeout{3600},
+                       Timeout{3600}));
   }
   void Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) override {
-    reply.Ok(MakeAttrOut(context.nodeid() == kFile ? RegularFileAttr(kFile, kContents.size()) : RootDirectoryAttr(), Timeout{3600}));
+    reply.Ok(MakeAttrOut(
+        context.nodeid() == kFile ? RegularFileAttr(kFile, kContents.size()) : RootDirectoryAttr(),
+        Timeout{3600}));
   }
   void Open(const RequestContext&, const op::Open&, OpenReply reply) override {
     reply.Ok(MakeOpenOut(kFh, wire::kFopenDirectIo));  // every read reaches the daemon
@@ -91,8 +94,8 @@ class KeptSession : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     RINGFUSE_SKIP_UNLESS_KERNEL();
-    void* memory = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void* memory =
+        ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(memory, MAP_FAILED);
     shared_ = new (memory) Shared;
     char directory[] = "/tmp/kept-session.XXXXXX";
@@ -144,8 +147,8 @@ class KeptSession : public ::testing::TestWithParam<bool> {
       std::fprintf(stderr, "kept session: %s\n", session.status().ToString().c_str());
       ::_exit(1);
     }
-    if (!(*session)->UpdateKeptNote("left by incarnation " +
-                                    std::to_string((*session)->incarnation()))
+    if (!(*session)
+             ->UpdateKeptNote("left by incarnation " + std::to_string((*session)->incarnation()))
              .ok()) {
       ::_exit(2);
     }

@@ -42,7 +42,8 @@ class LateReplyFs : public Handler {
     reply.Ok(MakeEntry(kFile, 1, RegularFileAttr(kFile, kContents.size()), Timeout{}, Timeout{}));
   }
   void Getattr(const RequestContext& context, const op::Getattr&, AttrReply reply) override {
-    const wire::Attr attr = context.nodeid() == kFile ? RegularFileAttr(kFile, kContents.size()) : RootDirectoryAttr();
+    const wire::Attr attr =
+        context.nodeid() == kFile ? RegularFileAttr(kFile, kContents.size()) : RootDirectoryAttr();
     Later([reply = std::move(reply), attr]() mutable { reply.Ok(MakeAttrOut(attr, Timeout{})); });
   }
   void Open(const RequestContext&, const op::Open&, OpenReply reply) override {
