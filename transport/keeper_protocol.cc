@@ -83,23 +83,23 @@ absl::StatusOr<DaemonMessage> ReceiveDaemonMessage(int socket) {
   if (!GetField(in, kind)) return Malformed("shorter than its kind");
   DaemonMessage message;
   switch (static_cast<Kind>(kind)) {
-    case Kind::kHello:
-      message = KeeperHello{};
-      break;
-    case Kind::kDeposit:
-      message = KeeperDeposit{};
-      break;
-    case Kind::kServing:
-      message = KeeperServing{};
-      break;
+    case Kind::kHello: message = KeeperHello{}; break;
+    case Kind::kDeposit: message = KeeperDeposit{}; break;
+    case Kind::kServing: message = KeeperServing{}; break;
     case Kind::kNote: {
       KeeperNote note;
       if (!GetString(in, note.bytes)) return Malformed("a note shorter than its length");
+      // The keeper hands the note back in its answer, which a daemon reads as one message of
+      // at most kMaxMessage bytes: a longer note would leave every daemon after a crash
+      // unable to read its keeper's answer, and so unable to start.
+      if (note.bytes.size() > kMaxKeptNote) {
+        return Malformed(absl::StrFormat("a note of %d bytes; a keeper holds at most %d",
+                                         note.bytes.size(), kMaxKeptNote));
+      }
       message = std::move(note);
       break;
     }
-    default:
-      return Malformed(absl::StrFormat("kind %u is not one a daemon sends", kind));
+    default: return Malformed(absl::StrFormat("kind %u is not one a daemon sends", kind));
   }
   if (in.remaining() != 0) return Malformed("longer than its kind's fields");
   return message;

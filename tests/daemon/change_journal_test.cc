@@ -123,6 +123,33 @@ TEST(ChangeJournal, ARecordTornByACrashIsSkipped) {
   EXPECT_THAT(AdoptCopyOf(*journal)->Recover(), UnorderedElementsAre(Key(30)));
 }
 
+// A count of slots taken near 2^64, which no daemon reaches (a forged or corrupt header), would
+// wrap round at the next changes, and the daemon after the next crash would find almost nothing:
+// neither those changes nor the records before. The records stay, and the changes made after
+// the recovery are found.
+TEST(ChangeJournal, ACountOfSlotsTakenNear2To64DoesNotLoseTheRecords) {
+  std::unique_ptr<ChangeJournal> journal = NewJournal();
+  ASSERT_NE(journal, nullptr);
+  void* memory =
+      ::mmap(nullptr, ChangeJournal::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, journal->fd(), 0);
+  ASSERT_NE(memory, MAP_FAILED);
+  auto* header = static_cast<ChangeJournal::Header*>(memory);
+  auto* slots = reinterpret_cast<ChangeJournal::Slot*>(header + 1);
+  slots[ChangeJournal::kSlots - 2] = {ChangeJournal::kDone, static_cast<uint32_t>(Opcode::kMkdir),
+                                      50, -EEXIST, 0};
+  header->taken = ~uint64_t{0};  // the newest record in the slot before kSlots - 1
+  ::munmap(memory, ChangeJournal::kBytes);
+  std::unique_ptr<ChangeJournal> next = AdoptCopyOf(*journal);
+  ASSERT_NE(next, nullptr);
+  ASSERT_THAT(next->Recover(), UnorderedElementsAre(Key(50)));
+  next->Done(next->Begin(60, Opcode::kMkdir, 0), 0);
+  next->Done(next->Begin(61, Opcode::kUnlink, 0), -ENOENT);
+  const ChangeJournal::Outcomes outcomes = AdoptCopyOf(*next)->Recover();
+  ASSERT_THAT(outcomes, UnorderedElementsAre(Key(50), Key(60), Key(61)));
+  EXPECT_EQ(outcomes.at(50).result, -EEXIST);
+  EXPECT_EQ(outcomes.at(61).result, -ENOENT);
+}
+
 TEST(ChangeJournal, AMemfdThatIsNoJournalIsRefused) {
   internal::UniqueFd memfd(::memfd_create("not a journal", MFD_CLOEXEC));
   ASSERT_TRUE(memfd.valid());

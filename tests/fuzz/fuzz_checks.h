@@ -5,8 +5,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
+#include <string_view>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "protocol/dispatcher.h"
 #include "ringfuse/request.h"
 
@@ -30,6 +34,37 @@ inline int RepliesExpected(ConstBytes header) {
   const std::optional<OpcodeInfo> info = LookupOpcode(opcode);
   return !info || info->replies ? 1 : 0;
 }
+
+// Checks every reply's shape and counts replies by unique, from any thread.
+class CountingChannel : public ReplyChannel {
+ public:
+  void SendReply(const ReplyTarget& target, int32_t error,
+                 std::span<const ConstBytes> body) override {
+    CheckReplyShape(error, body);
+    absl::MutexLock lock(&mutex_);
+    ++replies_[target.unique];
+    errors_[target.unique] = error;
+  }
+  int RepliesTo(uint64_t unique) {
+    absl::MutexLock lock(&mutex_);
+    return replies_[unique];
+  }
+  int32_t ErrorOf(uint64_t unique) {
+    absl::MutexLock lock(&mutex_);
+    return errors_[unique];
+  }
+  size_t UniquesAnswered() {
+    absl::MutexLock lock(&mutex_);
+    size_t answered = 0;
+    for (const auto& [unique, count] : replies_) answered += count > 0;
+    return answered;
+  }
+
+ private:
+  absl::Mutex mutex_;
+  std::map<uint64_t, int> replies_ ABSL_GUARDED_BY(mutex_);
+  std::map<uint64_t, int32_t> errors_ ABSL_GUARDED_BY(mutex_);
+};
 
 class NullDiagnostics : public internal::Diagnostics {
  public:
@@ -57,6 +92,44 @@ inline void SendInit(internal::Dispatcher& dispatcher, const wire::InitIn& offer
   std::memcpy(init, &init_header, sizeof(init_header));
   std::memcpy(init + sizeof(init_header), &offer, sizeof(offer));
   dispatcher.Dispatch(init, internal::Delivery{});
+}
+
+// The bytes of `value` (a wire struct), as a request carries them.
+template <typename T>
+std::string_view BytesOf(const T& value) {
+  return {reinterpret_cast<const char*>(&value), sizeof(value)};
+}
+
+// A request as the kernel sends it, from root: the header, then `body`.
+inline std::vector<std::byte> MakeRequest(Opcode opcode, uint64_t unique, uint64_t nodeid,
+                                          std::string_view body) {
+  wire::InHeader header{};
+  header.len = static_cast<uint32_t>(sizeof(header) + body.size());
+  header.opcode = static_cast<uint32_t>(opcode);
+  header.unique = unique;
+  header.nodeid = nodeid;
+  std::vector<std::byte> message(header.len);
+  std::memcpy(message.data(), &header, sizeof(header));
+  if (!body.empty()) std::memcpy(message.data() + sizeof(header), body.data(), body.size());
+  return message;
+}
+
+// The arguments of the requests the fuzzers make themselves, with the fields they set.
+inline wire::ReadIn ReadArgs(uint64_t fh, uint32_t size) {
+  wire::ReadIn read{};
+  read.fh = fh;
+  read.size = size;
+  return read;
+}
+inline wire::ReleaseIn ReleaseArgs(uint64_t fh) {
+  wire::ReleaseIn release{};
+  release.fh = fh;
+  return release;
+}
+inline wire::OpenIn OpenArgs(uint32_t flags) {
+  wire::OpenIn open{};
+  open.flags = flags;
+  return open;
 }
 
 // Calls `each` with every message of `input`, each after a 16-bit little-endian length (the

@@ -20,172 +20,27 @@
 // as it was: the *at() confinement is the property under test); and the fuzzer's own thread keeps
 // its credentials and umask whatever caller a request names.
 #include <fcntl.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
-#include <set>
-#include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
 #include "tests/fuzz/fuzz_checks.h"
+#include "tests/fuzz/fuzz_sandbox.h"
 
 namespace ringfuse::fuzz {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr int kInputsPerTree = 64;
 constexpr uint64_t kFirstUnique = 3;
-
-// lstat of `path`, with what a change to it would show, as one line. Access times are left
-// out: the snapshot itself reads the files.
-std::string Describe(const fs::path& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return absl::StrCat(path.native(), " missing\n");
-  std::string line =
-      absl::StrCat(path.native(), " mode=", st.st_mode, " uid=", st.st_uid, " gid=", st.st_gid,
-                   " size=", st.st_size, " links=", st.st_nlink, " ino=", st.st_ino,
-                   " mtime=", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec,
-                   " ctime=", st.st_ctim.tv_sec, ".", st.st_ctim.tv_nsec);
-  if (S_ISLNK(st.st_mode)) absl::StrAppend(&line, " target=", fs::read_symlink(path).native());
-  if (S_ISREG(st.st_mode)) {
-    std::ifstream file(path, std::ios::binary);
-    absl::StrAppend(&line, " content=", std::string(std::istreambuf_iterator<char>(file), {}));
-  }
-  char names[1024];
-  const ssize_t size = ::llistxattr(path.c_str(), names, sizeof(names));
-  if (size > 0) absl::StrAppend(&line, " xattrs=", std::string(names, size));
-  return line + "\n";
-}
-
-// Everything under `root` (not following symlinks), described in a stable order.
-std::string Snapshot(const fs::path& root) {
-  std::set<std::string> lines = {Describe(root)};
-  std::error_code error;
-  for (fs::recursive_directory_iterator it(root, error), end; !error && it != end;
-       it.increment(error)) {
-    lines.insert(Describe(it->path()));
-  }
-  std::string all;
-  for (const std::string& line : lines) all += line;
-  return all;
-}
-
-// BASE/source is served; BASE/canary, beside it, must never change. BASE is a private tmpfs
-// (nodev, 64 MiB: a fuzzed FALLOCATE cannot fill the machine's disk) in a mount namespace of
-// this thread alone when the fuzzer runs as root, a plain temporary directory otherwise.
-class Sandbox {
- public:
-  Sandbox() {
-    char base[] = "/tmp/ringfuse-passthrough-fuzz-XXXXXX";
-    if (::mkdtemp(base) == nullptr) std::abort();
-    base_ = base;
-    mounted_ = ::unshare(CLONE_NEWNS) == 0 &&
-               ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-               ::mount("ringfuse-fuzz", base, "tmpfs", MS_NODEV | MS_NOSUID | MS_NOEXEC,
-                       "size=64m,mode=0755") == 0;
-  }
-  ~Sandbox() {
-    if (mounted_) ::umount2(base_.c_str(), MNT_DETACH);
-    std::error_code ignored;
-    fs::remove_all(base_, ignored);
-  }
-
-  fs::path source() const { return base_ / "source"; }
-
-  // A fresh tree: files, a directory, a FIFO, and symlinks that lead out of source (relative
-  // and absolute); in the canary, a symlink back into source.
-  void Rebuild() {
-    std::error_code ignored;
-    fs::remove_all(source(), ignored);
-    fs::remove_all(canary(), ignored);
-    fs::create_directories(source() / "dir" / "nested");
-    fs::create_directories(canary() / "dir");
-    Write(source() / "file", "hello, world\n");
-    Write(source() / "dir" / "inner", "inner\n");
-    Write(canary() / "secret", "secret\n");
-    Write(canary() / "dir" / "inner", "canary inner\n");
-    if (::mkfifo((source() / "fifo").c_str(), 0666) != 0) std::abort();
-    fs::create_directory_symlink("../canary", source() / "out");
-    fs::create_symlink("../canary/secret", source() / "outfile");
-    fs::create_symlink(canary() / "secret", source() / "absolute");
-    fs::create_symlink("../source/file", canary() / "into");
-    // Any caller may make names in source; none but root in the canary.
-    fs::permissions(source(), fs::perms::all);
-    fs::permissions(source() / "dir", fs::perms::all);
-    snapshot_ = Snapshot(canary()) + Listing();
-  }
-
-  void CheckConfined() const {
-    if (Snapshot(canary()) + Listing() != snapshot_) std::abort();
-  }
-
- private:
-  fs::path canary() const { return base_ / "canary"; }
-  static void Write(const fs::path& path, std::string_view text) {
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  // BASE holds source and canary alone: nothing was made or renamed beside them.
-  std::string Listing() const {
-    std::set<std::string> names;
-    for (const fs::directory_entry& entry : fs::directory_iterator(base_)) {
-      names.insert(entry.path().filename());
-    }
-    return absl::StrCat(names.size(), names.count("source"), names.count("canary"));
-  }
-
-  fs::path base_;
-  bool mounted_ = false;
-  std::string snapshot_;
-};
-
-// Checks every reply's shape and counts replies by unique, from any thread.
-class CountingChannel : public ReplyChannel {
- public:
-  void SendReply(const ReplyTarget& target, int32_t error,
-                 std::span<const ConstBytes> body) override {
-    CheckReplyShape(error, body);
-    absl::MutexLock lock(&mutex_);
-    ++replies_[target.unique];
-    errors_[target.unique] = error;
-  }
-  int RepliesTo(uint64_t unique) {
-    absl::MutexLock lock(&mutex_);
-    return replies_[unique];
-  }
-  int32_t ErrorOf(uint64_t unique) {
-    absl::MutexLock lock(&mutex_);
-    return errors_[unique];
-  }
-  size_t UniquesAnswered() {
-    absl::MutexLock lock(&mutex_);
-    size_t answered = 0;
-    for (const auto& [unique, count] : replies_) answered += count > 0;
-    return answered;
-  }
-
- private:
-  absl::Mutex mutex_;
-  std::map<uint64_t, int> replies_ ABSL_GUARDED_BY(mutex_);
-  std::map<uint64_t, int32_t> errors_ ABSL_GUARDED_BY(mutex_);
-};
 
 // Whether `message` is a well-formed request whose handler looks its fh (the first field of its
 // arguments) up before anything else, on a running connection; its fh then.

@@ -2,6 +2,8 @@
 // and deposits; the next finds the connection, its note and its incarnation; a daemon that
 // breaks the protocol (an unknown kind, a truncated or oversized note, a second deposit, fds
 // where none belong) is refused, leaks no fd into the keeper and does not lose what was kept.
+#include "transport/keeper_protocol.h"
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,7 +19,6 @@
 #include "tests/open_fds.h"
 #include "transport/connection_keeper.h"
 #include "transport/fd_passing.h"
-#include "transport/keeper_protocol.h"
 #include "transport/record_fields.h"
 
 namespace ringfuse::internal {
@@ -187,7 +188,29 @@ TEST(ConnectionKeeper, ANoteLargerThanTheLimitIsRefusedBeforeItIsSent) {
   const absl::Status sent =
       SendDaemonMessage(ends.daemon.get(), KeeperNote{std::string(kMaxKeptNote + 1, 'x')});
   EXPECT_TRUE(absl::IsInvalidArgument(sent)) << sent;
-  EXPECT_TRUE(SendDaemonMessage(ends.daemon.get(), KeeperNote{std::string(kMaxKeptNote, 'x')}).ok());
+  EXPECT_TRUE(
+      SendDaemonMessage(ends.daemon.get(), KeeperNote{std::string(kMaxKeptNote, 'x')}).ok());
+}
+
+// A daemon that frames a longer note itself: the keeper's answer would carry it, in a message
+// longer than any daemon reads, and no daemon after a crash could start. Refused, and the note
+// kept before it is the one handed back.
+TEST(ConnectionKeeper, ANoteLargerThanTheLimitIsRefusedWhenReceived) {
+  ConnectionKeeper keeper;
+  const Ends ends = Connect();
+  const UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  Deposit(ends, keeper, dev.get());
+  ASSERT_TRUE(SendDaemonMessage(ends.daemon.get(), KeeperNote{"r1"}).ok());
+  ASSERT_TRUE(keeper.ServeOne(ends.keeper.get()).ok());
+  std::string long_note = Kind(3);
+  PutString(long_note, std::string(kMaxKeptNote + 1, 'x'));
+  SendRaw(ends.daemon.get(), long_note);
+  const absl::Status served = keeper.ServeOne(ends.keeper.get());
+  EXPECT_TRUE(absl::IsInvalidArgument(served)) << served;
+  const Ends next = Connect();
+  const KeeperAnswer answer = Hello(next, keeper);
+  ASSERT_TRUE(std::holds_alternative<KeeperKept>(answer));
+  EXPECT_EQ(std::get<KeeperKept>(answer).note, "r1");
 }
 
 TEST(KeeperAnswer, AKeeperThatSaysNothingTimesOutAndOneThatLeftIsUnavailable) {
