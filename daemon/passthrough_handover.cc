@@ -90,11 +90,14 @@ absl::Status PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
   return absl::OkStatus();
 }
 
+// An fh at or above first_own_fh_ is this daemon's to give (ContinueAfterCrash): a record of
+// one is no dead daemon's, and taking it would hand two opens one fh.
 size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
   size_t reopened = 0;
   for (const OpenFileJournal::Entry& entry : journal.Recover()) {
-    const bool restored =
-        (entry.flags & O_DIRECTORY) != 0 ? ReopenDirAfterCrash(entry) : ReopenFileAfterCrash(entry);
+    const bool restored = entry.fh < first_own_fh_ &&
+                          ((entry.flags & O_DIRECTORY) != 0 ? ReopenDirAfterCrash(entry)
+                                                            : ReopenFileAfterCrash(entry));
     if (!restored) {
       journal.Released(entry.fh);
       continue;
@@ -108,15 +111,18 @@ size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
 // created or truncated is not done again. The journal's handle must reach the inode of the
 // journal's node, which the table knows (recovered from the node journal, and reopened there
 // with the same check): a record whose handle names another inode of the filesystem (SOURCE's
-// or not) is no open file of that node, and opening it as root would serve anything.
+// or not) is no open file of that node, and opening it as root would serve anything. Only a
+// regular file or a directory, as the record's flags say: the daemon opens nothing else (a
+// FIFO's open would block recovery for good, a device's would pass nodev).
 internal::UniqueFd PassthroughFs::ReopenByHandle(uint64_t nodeid, const std::string& handle,
                                                  int flags) {
   const std::shared_ptr<const Inode> node = inodes_.Get(nodeid);
   if (node == nullptr) return internal::UniqueFd();
   const internal::UniqueFd inode = inodes_.handles().Open(handle);
   struct stat st {};
+  const bool directory = (flags & O_DIRECTORY) != 0;
   if (!inode.valid() || ::fstat(inode.get(), &st) != 0 || st.st_dev != node->dev ||
-      st.st_ino != node->ino) {
+      st.st_ino != node->ino || !(directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
     return internal::UniqueFd();
   }
   return internal::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(),

@@ -20,6 +20,10 @@ namespace {
 
 using ringfuse::testing::WriteFile;
 
+// The daemon after the first crash: fhs from 1 << 40 on are its own to give.
+constexpr uint32_t kIncarnation = 1;
+constexpr uint64_t kFirstOwnFh = uint64_t{kIncarnation} << 40;
+
 class CrashReopen : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -34,7 +38,8 @@ class CrashReopen : public ::testing::Test {
         internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
     Found found;
     ASSERT_EQ(fs_->inodes().Lookup(InodeTable::kRootNodeId, "mine", found), 0);
-    node_ = found.inode->nodeid;
+    node_ = found.inode->nodeid;  // as the dead daemon numbered it
+    ASSERT_TRUE(fs_->ContinueAfterCrash(kIncarnation).ok());
     absl::StatusOr<std::unique_ptr<OpenFileJournal>> journal = OpenFileJournal::Create();
     ASSERT_TRUE(journal.ok()) << journal.status();
     journal_ = std::move(*journal);
@@ -92,12 +97,35 @@ TEST_F(CrashReopen, AFileOutsideSourceNamedByTheNodeJournalIsNotReopened) {
   DaemonOptions options;
   options.source = source_;
   PassthroughFs next(internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+  ASSERT_TRUE(next.ContinueAfterCrash(kIncarnation).ok());
   const absl::Status restored = next.inodes().RestoreRecorded((*nodes)->Recover().nodes);
   ASSERT_TRUE(restored.ok()) << restored;
   EXPECT_EQ(next.ReopenAfterCrash(*journal_), 1u) << "the file outside SOURCE was opened";
   EXPECT_EQ(next.inodes().Get(kForged), nullptr);
   EXPECT_EQ(errno, ESTALE);
   EXPECT_NE(next.inodes().Get(node_), nullptr) << std::strerror(errno);
+}
+
+// A FIFO is no file the daemon opens: a record of one, which no daemon wrote, is dropped
+// instead of blocking the recovery in open(2) for good.
+TEST_F(CrashReopen, ARecordOfAFifoIsDroppedNotOpened) {
+  ASSERT_EQ(::mkfifo((source_ + "/fifo").c_str(), 0644), 0);
+  Found found;
+  ASSERT_EQ(fs_->inodes().Lookup(InodeTable::kRootNodeId, "fifo", found), 0);
+  journal_->Opened(9, found.inode->nodeid, HandleOf(source_ + "/fifo"), O_RDONLY);
+  EXPECT_EQ(fs_->ReopenAfterCrash(*journal_), 0u);
+  EXPECT_TRUE(journal_->Recover().empty());
+}
+
+// An fh this daemon will give (from kFirstOwnFh on) is no dead daemon's: taken, a later open
+// would be given it again, and two opens would share one fh.
+TEST_F(CrashReopen, ARecordOfAnFhNotYetGivenIsDropped) {
+  const std::string handle = HandleOf(source_ + "/mine");
+  ASSERT_FALSE(handle.empty()) << "no handles on this filesystem";
+  journal_->Opened(kFirstOwnFh + 1, node_, handle, O_RDONLY);
+  journal_->Opened(~uint64_t{0}, node_, handle, O_RDONLY);
+  journal_->Opened(kFirstOwnFh - 1, node_, handle, O_RDONLY);  // the control: a dead daemon's
+  EXPECT_EQ(fs_->ReopenAfterCrash(*journal_), 1u);
 }
 
 }  // namespace
