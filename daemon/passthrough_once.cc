@@ -39,10 +39,13 @@ int64_t PassthroughFs::ExecuteOnce(const RequestContext& context, std::string_vi
   return *result;
 }
 
+// A recorded result is what a backing call gave: a count or fd, or minus an errno (at most 4095,
+// as the kernel's). Any other is no daemon's record, and negated it would overflow: EIO.
 std::optional<int64_t> PassthroughFs::ReplayOf(const ChangeJournal::Outcome& earlier,
                                                absl::FunctionRef<bool(uint64_t evidence)> made,
                                                int64_t made_result) {
-  if (earlier.done) return earlier.result;
+  constexpr int64_t kLowestErrno = -4095;
+  if (earlier.done) return earlier.result >= kLowestErrno ? earlier.result : -EIO;
   if (made(earlier.evidence)) return made_result;
   return std::nullopt;
 }

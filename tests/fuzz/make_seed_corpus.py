@@ -261,6 +261,8 @@ def change_journal_seeds():
     # wins over the older; slot 1 was torn by a crash.
     wrapped = [change(CHANGE_DONE, OP_MKDIR, 30, -EEXIST), change(0, OP_MKDIR, 32),
                change(CHANGE_DONE, OP_MKDIR, 30, 0)]
+    # A result no daemon records (below minus the largest errno): answered EIO, never negated.
+    impossible = [change(CHANGE_DONE, OP_MKDIR, 50, -(2**63))]
     # A create begun and not recorded done: made only where the name is new and the caller's.
     begun_create = [change(CHANGE_BEGUN, OP_CREATE, 40, evidence=0)]
     return {
@@ -271,6 +273,9 @@ def change_journal_seeds():
         "begun-create": change_seed(1, begun_create,
                                     [(OP_CREATE, struct.pack("<IIII", 2, 0o644, 0o22, 0) +
                                       cstr("fresh"), RESEND | 40, 1)]),
+        "impossible-result": change_seed(1, impossible,
+                                         [(OP_MKDIR, struct.pack("<II", 0o755, 0o22) +
+                                           cstr("dir"), RESEND | 50, 1)]),
         "empty": change_seed(0, [], resent[-2:]),
         "unsealed": change_seed(5, recorded, resent[:1], IMAGE_UNSEALED),
     }
