@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "transport/uring_cmd_transport.h"
+#include "ringfuse/handler.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -11,7 +11,7 @@ namespace {
 constexpr std::chrono::milliseconds kFirstRetry{1};
 constexpr std::chrono::milliseconds kLongestRetry{64};
 
-static_assert(LockWaiter::kMaxWaits <= internal::UringCmdTransport::kMaxLateRequestsPerQueue,
+static_assert(LockWaiter::kMaxWaits <= kMaxLateRequestsPerQueue,
               "waits that all come from one CPU must leave its uring-cmd queue free entries");
 static_assert(LockWaiter::kMaxWaitsPerUser <= LockWaiter::kMaxWaits);
 

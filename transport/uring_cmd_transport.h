@@ -46,6 +46,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ringfuse/handler.h"
 #include "transport/dev_fuse_channel.h"
 #include "transport/inflight.h"
 #include "transport/ring_worker.h"
@@ -59,6 +60,8 @@ class UringCmdTransport : public Transport {
   static constexpr size_t kMaxEntriesPerQueue = UringQueue::kMaxEntriesPerQueue;
   static constexpr size_t kMaxReserve = UringQueue::kMaxReserve;
   static constexpr size_t kMaxLateRequestsPerQueue = kMaxEntriesPerQueue - kMaxReserve;
+  static_assert(kMaxLateRequestsPerQueue == ringfuse::kMaxLateRequestsPerQueue,
+                "the limit handler.h publishes is this transport's");
 
   // Fails unless INIT agreed on FUSE-over-io_uring; a queue per possible CPU. With
   // context.adopted, the queues take over the entries another process handed over.

@@ -4,11 +4,13 @@
 /// Lifetimes: the views in a request's arguments (names, write data) and its RequestContext are
 /// valid only until the handler returns: the transport reuses the buffer for the next request.
 /// A handler may keep the reply (it owns no request memory) and answer later from any thread;
-/// it copies whatever else it needs.
+/// it copies whatever else it needs. On the uring-cmd transport a request answered late holds a
+/// ring entry of its CPU's queue until answered: see kMaxLateRequestsPerQueue.
 #pragma once
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 
 #include "ringfuse/export.h"
 #include "ringfuse/init.h"
@@ -18,6 +20,14 @@
 RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
+
+/// How many requests of one uring-cmd queue (one CPU's) may wait for a late answer at once while
+/// that CPU's other requests are still served: each holds one of the queue's ring entries, and
+/// the transport keeps the rest for new requests. Past it, requests from that CPU wait in the
+/// kernel until one is answered, so a handler that may hold many requests unanswered (blocking
+/// locks, say) bounds them below it. The threads and uring transports hold nothing for a late
+/// answer.
+inline constexpr size_t kMaxLateRequestsPerQueue = 960;
 
 /// Who asks, about which node: the request's header, its extensions and its interrupt flag.
 struct RequestContext {
