@@ -117,20 +117,23 @@ void PassthroughFs::PruneIfTooManyPinned() {
 
 // A name under a directory not everyone may search is not to be cached for other users to walk
 // unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
-int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry,
-                           bool made) {
+int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry, bool made,
+                           std::optional<bool> cacheable) {
   Found found;
   if (const int error = inodes_.Lookup(parent, name, found, !made); error != 0) return error;
   PruneIfTooManyPinned();
   entry = EntryFor(found);
-  if (options_.allow_other) {
-    const std::shared_ptr<const Inode> dir = inodes_.Get(parent);
-    if (dir == nullptr || !KernelChecksWalksThrough(options_, dir->path.get())) {
-      entry.entry_valid = 0;
-      entry.entry_valid_nsec = 0;
-    }
+  if (!(cacheable.has_value() ? *cacheable : NamesCacheableUnder(parent))) {
+    entry.entry_valid = 0;
+    entry.entry_valid_nsec = 0;
   }
   return 0;
+}
+
+bool PassthroughFs::NamesCacheableUnder(uint64_t dir_node) {
+  if (!options_.allow_other) return true;
+  const std::shared_ptr<const Inode> dir = inodes_.Get(dir_node);
+  return dir != nullptr && KernelChecksWalksThrough(options_, dir->path.get());
 }
 
 // Without default_permissions the kernel has not checked the caller's right to search the parent,
@@ -140,16 +143,19 @@ void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args
                            EntryReply reply) {
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
   if (dir == nullptr) return reply.Error(errno);
-  if (!options_.default_permissions || MayHaveAcl(dir->path.get())) {
+  // Decided once per LOOKUP (a getxattr, with allow_other): where every user's walk is checked
+  // as natively, or every user may search, the caller may too.
+  const bool cacheable = KernelChecksWalksThrough(options_, dir->path.get());
+  const bool checked = options_.allow_other ? cacheable : options_.default_permissions;
+  if (!checked) {
     if (const int error = CallerMaySearch(context, dir->path.get()); error != 0) {
       return reply.Error(error);
     }
   }
   wire::EntryOut entry;
-  if (const int error = EntryOf(context.nodeid(), args.name, entry); error != 0) {
+  if (const int error = EntryOf(context.nodeid(), args.name, entry, false, cacheable); error != 0) {
     if (error == ENOENT &&
-        options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds &&
-        KernelChecksWalksThrough(options_, dir->path.get())) {
+        options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds && cacheable) {
       return reply.Ok(MakeNegativeEntry(options_.negative_timeout));
     }
     return reply.Error(error);

@@ -233,8 +233,13 @@ class PassthroughFs : public Handler {
                    absl::FunctionRef<bool(int dir_fd, const char* name, uint64_t evidence)> made,
                    absl::FunctionRef<void()> changed, EmptyReply reply);
   // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
-  // `made`: the name was just made (InodeTable::Lookup's `maybe_open` is false).
-  int EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry, bool made = false);
+  // `made`: the name was just made (InodeTable::Lookup's `maybe_open` is false). `cacheable`:
+  // NamesCacheableUnder(parent), where the caller has it already.
+  int EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry, bool made = false,
+              std::optional<bool> cacheable = std::nullopt);
+  // Whether names under directory `dir_node` may stay in the kernel's cache for every user
+  // (search_permission.h).
+  bool NamesCacheableUnder(uint64_t dir_node);
   wire::EntryOut EntryFor(const Found& found) const;
   // After a lookup: when more nodes are pinned open than the table's open limit, names the
   // least recently used beyond half of it to the pruner.

@@ -30,6 +30,16 @@ struct XattrArgs {
   uint32_t flags = 0;
 };
 
+// Whether `dir_fd` may have an access ACL: only a definite "none" (no such attribute, or no
+// ACL support) says no. "." is the directory itself, reached without following anything.
+bool MayHaveAcl(int dir_fd) {
+  XattrArgs args;
+  if (::syscall(kGetxattrat, dir_fd, ".", 0, "system.posix_acl_access", &args, sizeof(args)) >= 0) {
+    return true;
+  }
+  return errno != ENODATA && errno != EOPNOTSUPP;
+}
+
 bool EveryoneMaySearch(int dir_fd, const struct stat& st) {
   return (st.st_mode & kEveryoneSearches) == kEveryoneSearches && !MayHaveAcl(dir_fd);
 }
@@ -40,15 +50,6 @@ int KernelSaysCallerMaySearch(const RequestContext& context, int dir_fd) {
 }
 
 }  // namespace
-
-// "." is the directory itself, reached without following anything.
-bool MayHaveAcl(int dir_fd) {
-  XattrArgs args;
-  if (::syscall(kGetxattrat, dir_fd, ".", 0, "system.posix_acl_access", &args, sizeof(args)) >= 0) {
-    return true;
-  }
-  return errno != ENODATA && errno != EOPNOTSUPP;
-}
 
 bool KernelChecksWalksThrough(const DaemonOptions& options, int dir_fd) {
   if (!options.allow_other) return true;

@@ -26,10 +26,6 @@ namespace ringfuse::daemon {
 // group and others, and no access ACL, which might take it from a named user or group.
 bool EveryoneMaySearch(int dir_fd);
 
-// Whether `dir_fd` may have an access ACL: only a definite "none" (no such attribute, or no
-// ACL support) says no.
-bool MayHaveAcl(int dir_fd);
-
 // 0 when the request's caller may search directory `dir_fd`, else the errno (EACCES). Decided
 // from the directory's mode where that settles it (a root caller, the owner with x, everyone
 // with x), else by the kernel on the backing directory as the caller, supplementary groups and
