@@ -8,13 +8,13 @@
 #include <optional>
 #include <string>
 
+#include "base/fd.h"
 #include "daemon/credentials.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
 
-using internal::UniqueFd;
+using base::UniqueFd;
 
 // A user namespace, by the identity of its nsfs inode.
 struct Namespace {
@@ -31,7 +31,7 @@ std::optional<Namespace> NamespaceOf(int fd) {
 
 const std::optional<Namespace>& DaemonNamespace() {
   static const std::optional<Namespace> own = [] {
-    const UniqueFd fd(::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC));
+    const base::UniqueFd fd(::open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC));
     return fd.valid() ? NamespaceOf(fd.get()) : std::nullopt;
   }();
   return own;
@@ -44,9 +44,9 @@ constexpr int kMaxNamespaceDepth = 33;
 // Walks up from the caller's namespace `current` to the one right below the daemon's and returns
 // its owner. NS_GET_PARENT fails (EPERM) above the daemon's own: a caller whose chain never
 // meets the daemon's namespace is unplaced.
-Account OwnerBelow(UniqueFd current, const Namespace& daemon) {
+Account OwnerBelow(base::UniqueFd current, const Namespace& daemon) {
   for (int depth = 0; depth < kMaxNamespaceDepth; ++depth) {
-    UniqueFd parent(::ioctl(current.get(), NS_GET_PARENT));
+    base::UniqueFd parent(::ioctl(current.get(), NS_GET_PARENT));
     if (!parent.valid()) return kUnplacedCallers;
     const std::optional<Namespace> above = NamespaceOf(parent.get());
     if (!above) return kUnplacedCallers;
@@ -66,7 +66,7 @@ Account AccountOf(const RequestContext& context) {
   const std::optional<Namespace>& daemon = DaemonNamespace();
   if (context.pid() == 0 || !daemon || !ProcNamesRequestPids()) return kUnplacedCallers;
   const std::string path = "/proc/" + std::to_string(context.pid()) + "/ns/user";
-  UniqueFd caller(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  base::UniqueFd caller(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!caller.valid()) return kUnplacedCallers;
   const std::optional<Namespace> own = NamespaceOf(caller.get());
   if (!own) return kUnplacedCallers;

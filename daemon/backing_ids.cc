@@ -2,10 +2,10 @@
 
 #include <fcntl.h>
 
+#include "base/errno_status.h"
+#include "base/fd.h"
 #include "daemon/backing.h"
 #include "daemon/credentials.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -24,7 +24,7 @@ absl::StatusOr<BackingFile> RegisterAsOwner(const BackingFiles& backing_files, i
         return 0;
       },
       kCapabilitySysAdmin | kCapabilityFsetid);
-  if (made != 0) return internal::ErrnoStatus(errno, "acting as the backing file's owner");
+  if (made != 0) return base::ErrnoStatus(errno, "acting as the backing file's owner");
   return registered;
 }
 
@@ -40,7 +40,7 @@ absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, i
   }
   // Opened as the daemon: the client's own open, as the caller, already passed the checks. The
   // kernel keeps its own reference to the file; ours closes on return.
-  const internal::UniqueFd backing(Reopen(handle_fd, O_RDONLY));
+  const base::UniqueFd backing(Reopen(handle_fd, O_RDONLY));
   if (!backing.valid()) return absl::UnavailableError("no backing file to share");
   absl::StatusOr<BackingFile> registered = RegisterAsOwner(backing_files, backing.get());
   if (!registered.ok()) return registered.status();

@@ -30,7 +30,7 @@ absl::StatusOr<std::unique_ptr<ChangeJournal>> ChangeJournal::Create() {
   return std::unique_ptr<ChangeJournal>(new ChangeJournal(std::move(*memory)));
 }
 
-absl::StatusOr<std::unique_ptr<ChangeJournal>> ChangeJournal::Adopt(internal::UniqueFd memfd) {
+absl::StatusOr<std::unique_ptr<ChangeJournal>> ChangeJournal::Adopt(base::UniqueFd memfd) {
   absl::StatusOr<KeptMemory> memory = KeptMemory::Adopt(std::move(memfd), kBytes, "change journal");
   if (!memory.ok()) return memory.status();
   KeepTakenFromWrapping(*static_cast<Header*>(memory->address()));

@@ -27,9 +27,9 @@
 #include <unordered_map>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "daemon/kept_memory.h"
 #include "ringfuse/opcode.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -52,7 +52,7 @@ class ChangeJournal {
 
   static absl::StatusOr<std::unique_ptr<ChangeJournal>> Create();
   // The journal dead daemons kept in `memfd`; new records go after theirs.
-  static absl::StatusOr<std::unique_ptr<ChangeJournal>> Adopt(internal::UniqueFd memfd);
+  static absl::StatusOr<std::unique_ptr<ChangeJournal>> Adopt(base::UniqueFd memfd);
 
   int fd() const { return memory_.fd(); }
 

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
 #include "ringfuse/log.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -46,10 +46,10 @@ std::string SocketPath(const std::string& directory, dev_t device) {
 // that only this user can write, since whoever can write there can take a socket's name.
 absl::Status MakePrivateDirectory(const std::string& directory) {
   if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
-    return internal::ErrnoStatus(errno, absl::StrFormat("creating %s", directory));
+    return base::ErrnoStatus(errno, absl::StrFormat("creating %s", directory));
   }
   struct stat st {};
-  if (::lstat(directory.c_str(), &st) != 0) return internal::ErrnoStatus(errno, directory);
+  if (::lstat(directory.c_str(), &st) != 0) return base::ErrnoStatus(errno, directory);
   if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
     return absl::PermissionDeniedError(absl::StrFormat(
         "%s must be a directory of uid %u that no one else can write", directory, ::geteuid()));
@@ -75,31 +75,30 @@ bool PeerIsTrusted(int connection) {
 }
 
 // Binds `path`, replacing a socket left by a daemon that died (one nobody answers on).
-absl::StatusOr<internal::UniqueFd> Listen(const std::string& path) {
+absl::StatusOr<base::UniqueFd> Listen(const std::string& path) {
   absl::StatusOr<sockaddr_un> address = AddressOf(path);
   if (!address.ok()) return address.status();
-  internal::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!listener.valid()) return internal::ErrnoStatus(errno, "control socket");
+  base::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!listener.valid()) return base::ErrnoStatus(errno, "control socket");
   const auto* raw = reinterpret_cast<const sockaddr*>(&*address);
   if (::bind(listener.get(), raw, sizeof(*address)) != 0) {
-    if (errno != EADDRINUSE)
-      return internal::ErrnoStatus(errno, absl::StrFormat("binding %s", path));
-    internal::UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (errno != EADDRINUSE) return base::ErrnoStatus(errno, absl::StrFormat("binding %s", path));
+    base::UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (::connect(probe.get(), raw, sizeof(*address)) == 0) {
       return absl::AlreadyExistsError(absl::StrFormat("%s is served by another daemon", path));
     }
     ::unlink(path.c_str());
     if (::bind(listener.get(), raw, sizeof(*address)) != 0) {
-      return internal::ErrnoStatus(errno, absl::StrFormat("binding %s", path));
+      return base::ErrnoStatus(errno, absl::StrFormat("binding %s", path));
     }
   }
   if (::listen(listener.get(), 8) != 0)
-    return internal::ErrnoStatus(errno, absl::StrFormat("listening on %s", path));
+    return base::ErrnoStatus(errno, absl::StrFormat("listening on %s", path));
   return listener;
 }
 
 // Reads up to the first newline, all of it within `deadline`.
-absl::StatusOr<std::string> ReadLine(int fd, const internal::Deadline& deadline) {
+absl::StatusOr<std::string> ReadLine(int fd, const base::Deadline& deadline) {
   std::string line;
   char buffer[512];
   for (;;) {
@@ -108,11 +107,11 @@ absl::StatusOr<std::string> ReadLine(int fd, const internal::Deadline& deadline)
     pollfd readable{fd, POLLIN, 0};
     const int ready = ::poll(&readable, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) return internal::ErrnoStatus(errno, "waiting on the control socket");
+    if (ready < 0) return base::ErrnoStatus(errno, "waiting on the control socket");
     if (ready == 0) return absl::DeadlineExceededError("the control socket stayed silent");
     const ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return internal::ErrnoStatus(errno, "reading the control socket");
+    if (n < 0) return base::ErrnoStatus(errno, "reading the control socket");
     if (n == 0) return line;
     line.append(buffer, static_cast<size_t>(n));
     if (const size_t end = line.find('\n'); end != std::string::npos) return line.substr(0, end);
@@ -126,7 +125,7 @@ absl::Status WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return internal::ErrnoStatus(errno, "writing the control socket");
+    if (n < 0) return base::ErrnoStatus(errno, "writing the control socket");
     data.remove_prefix(static_cast<size_t>(n));
   }
   return absl::OkStatus();
@@ -142,9 +141,9 @@ void SetSendTimeout(int fd, absl::Duration timeout) {
 absl::StatusOr<dev_t> MountedDevice(const std::string& mountpoint) {
   struct stat at {
   }, parent{};
-  if (::stat(mountpoint.c_str(), &at) != 0) return internal::ErrnoStatus(errno, mountpoint);
+  if (::stat(mountpoint.c_str(), &at) != 0) return base::ErrnoStatus(errno, mountpoint);
   const std::string up = mountpoint + "/..";
-  if (::stat(up.c_str(), &parent) != 0) return internal::ErrnoStatus(errno, up);
+  if (::stat(up.c_str(), &parent) != 0) return base::ErrnoStatus(errno, up);
   if (at.st_dev == parent.st_dev && at.st_ino != parent.st_ino) {
     return absl::NotFoundError(absl::StrFormat("nothing is mounted on %s", mountpoint));
   }
@@ -156,15 +155,15 @@ absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(dev_t mount_
   const std::string directory = SocketDirectories().front();
   if (absl::Status status = MakePrivateDirectory(directory); !status.ok()) return status;
   const std::string path = SocketPath(directory, mount_device);
-  absl::StatusOr<internal::UniqueFd> listener = Listen(path);
+  absl::StatusOr<base::UniqueFd> listener = Listen(path);
   if (!listener.ok()) return listener.status();
-  internal::UniqueFd wake(::eventfd(0, EFD_CLOEXEC));
-  if (!wake.valid()) return internal::ErrnoStatus(errno, "eventfd");
+  base::UniqueFd wake(::eventfd(0, EFD_CLOEXEC));
+  if (!wake.valid()) return base::ErrnoStatus(errno, "eventfd");
   return std::unique_ptr<ControlServer>(
       new ControlServer(path, std::move(*listener), std::move(wake), std::move(answer)));
 }
 
-absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Adopt(internal::UniqueFd listener,
+absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Adopt(base::UniqueFd listener,
                                                                     Answer answer) {
   int listening = 0;
   socklen_t size = sizeof(listening);
@@ -179,13 +178,13 @@ absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Adopt(internal::Un
       address.sun_path[0] != '/') {
     return absl::InvalidArgumentError("the control socket handed over has no unix socket path");
   }
-  internal::UniqueFd wake(::eventfd(0, EFD_CLOEXEC));
-  if (!wake.valid()) return internal::ErrnoStatus(errno, "eventfd");
+  base::UniqueFd wake(::eventfd(0, EFD_CLOEXEC));
+  if (!wake.valid()) return base::ErrnoStatus(errno, "eventfd");
   return std::unique_ptr<ControlServer>(
       new ControlServer(address.sun_path, std::move(listener), std::move(wake), std::move(answer)));
 }
 
-ControlServer::ControlServer(std::string path, internal::UniqueFd listener, internal::UniqueFd wake,
+ControlServer::ControlServer(std::string path, base::UniqueFd listener, base::UniqueFd wake,
                              Answer answer)
     : path_(std::move(path)),
       listener_(std::move(listener)),
@@ -218,7 +217,7 @@ void ControlServer::Serve() {
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
     if (fds[1].revents != 0) return;
     if (fds[0].revents == 0) continue;
-    internal::UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    base::UniqueFd connection(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (connection.valid()) {
       starved = false;
       ServeOne(connection.get());
@@ -243,8 +242,7 @@ void ControlServer::ServeOne(int connection) {
     (void)WriteAll(connection, "error only root and the daemon's user may control it\n");
     return;
   }
-  absl::StatusOr<std::string> request =
-      ReadLine(connection, internal::Deadline(kServerRequestBound));
+  absl::StatusOr<std::string> request = ReadLine(connection, base::Deadline(kServerRequestBound));
   const std::string reply =
       request.ok() ? answer_(*request, *this) : "error " + std::string(request.status().message());
   if (absl::Status status = WriteAll(connection, reply + "\n"); !status.ok()) {
@@ -266,13 +264,13 @@ absl::StatusOr<std::string> SendControlRequest(const std::string& mountpoint,
 
 absl::StatusOr<std::string> SendControlRequestTo(dev_t device, std::string_view request,
                                                  absl::Duration timeout) {
-  const internal::Deadline deadline(timeout);
+  const base::Deadline deadline(timeout);
   for (const std::string& directory : SocketDirectories()) {
     const std::string path = SocketPath(directory, device);
     absl::StatusOr<sockaddr_un> address = AddressOf(path);
     if (!address.ok()) continue;
-    internal::UniqueFd socket_fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!socket_fd.valid()) return internal::ErrnoStatus(errno, "socket");
+    base::UniqueFd socket_fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!socket_fd.valid()) return base::ErrnoStatus(errno, "socket");
     SetSendTimeout(socket_fd.get(), timeout);  // before connect: it bounds a full backlog too
     if (::connect(socket_fd.get(), reinterpret_cast<const sockaddr*>(&*address),
                   sizeof(*address)) != 0) {

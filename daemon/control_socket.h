@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -33,7 +33,7 @@ class ControlServer {
   static absl::StatusOr<std::unique_ptr<ControlServer>> Start(dev_t mount_device, Answer answer);
   // Serves `listener`, the listening socket of a daemon that handed its mount over to this one
   // (ringfuse-ctl restart): the same socket under the same name, so clients see no gap.
-  static absl::StatusOr<std::unique_ptr<ControlServer>> Adopt(internal::UniqueFd listener,
+  static absl::StatusOr<std::unique_ptr<ControlServer>> Adopt(base::UniqueFd listener,
                                                               Answer answer);
   // Stops accepting, joins (a request being answered is finished first) and removes the socket,
   // unless handed off.
@@ -47,14 +47,13 @@ class ControlServer {
   void HandOff() { handed_off_ = true; }
 
  private:
-  ControlServer(std::string path, internal::UniqueFd listener, internal::UniqueFd wake,
-                Answer answer);
+  ControlServer(std::string path, base::UniqueFd listener, base::UniqueFd wake, Answer answer);
   void Serve();
   void ServeOne(int connection);
 
   std::string path_;
-  internal::UniqueFd listener_;
-  internal::UniqueFd wake_;  // an eventfd that ends Serve()
+  base::UniqueFd listener_;
+  base::UniqueFd wake_;  // an eventfd that ends Serve()
   Answer answer_;
   // Written by the serving thread only, read by the destructor once it has joined.
   bool handed_off_ = false;

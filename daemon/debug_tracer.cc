@@ -2,11 +2,11 @@
 
 #include <string>
 
-#include "protocol/describe.h"
+#include "ringfuse/observer.h"
 
 namespace ringfuse::daemon {
 
-void DebugTracer::OnRequest(const Request& request) { Print(internal::DescribeRequest(request)); }
+void DebugTracer::OnRequest(const Request& request) { Print(DescribeRequest(request)); }
 
 void DebugTracer::OnMalformed(const ParseError& error) {
   Print("malformed message: " + error.ToString());
@@ -16,7 +16,7 @@ void DebugTracer::OnReply(const ReplyTarget& target, int32_t error,
                           std::span<const ConstBytes> body) {
   size_t size = 0;
   for (const ConstBytes part : body) size += part.size();
-  Print("  " + internal::DescribeReply(target.unique, error, size));
+  Print("  " + DescribeReply(target.unique, error, size));
 }
 
 void DebugTracer::Print(const std::string& line) {

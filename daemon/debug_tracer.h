@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <mutex>
+#include <span>
+#include <string>
 
-#include "protocol/dispatcher.h"
+#include "ringfuse/observer.h"
 
 namespace ringfuse::daemon {
 

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/errno_status.h"
 #include "ringfuse/log.h"
-#include "transport/errno_status.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -21,13 +21,12 @@ namespace {
 // The verdict is "ok" or the error message; end of file without either means the daemon died.
 // SIGINT or SIGTERM (blocked since StopSignals; read here through a signalfd) while waiting pass
 // a SIGTERM on to the daemon, which unmounts as soon as it serves, and end the command.
-[[noreturn]] void WaitForVerdict(std::string_view program, internal::UniqueFd verdict,
-                                 pid_t daemon) {
+[[noreturn]] void WaitForVerdict(std::string_view program, base::UniqueFd verdict, pid_t daemon) {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
-  internal::UniqueFd signals(::signalfd(-1, &stop, SFD_CLOEXEC));
+  base::UniqueFd signals(::signalfd(-1, &stop, SFD_CLOEXEC));
   std::string message;
   char buffer[512];
   for (;;) {
@@ -67,10 +66,10 @@ void WriteVerdict(int fd, std::string_view text) {
 
 absl::StatusOr<DetachedDaemon> Detach(std::string_view program) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return internal::ErrnoStatus(errno, "pipe");
-  internal::UniqueFd read_end(fds[0]), write_end(fds[1]);
+  if (::pipe2(fds, O_CLOEXEC) != 0) return base::ErrnoStatus(errno, "pipe");
+  base::UniqueFd read_end(fds[0]), write_end(fds[1]);
   const pid_t child = ::fork();
-  if (child < 0) return internal::ErrnoStatus(errno, "fork");
+  if (child < 0) return base::ErrnoStatus(errno, "fork");
   if (child > 0) {
     write_end.reset();
     WaitForVerdict(program, std::move(read_end), child);

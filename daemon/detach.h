@@ -6,14 +6,14 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::daemon {
 
 // The daemon's side of the fork: tells the waiting command how starting went, once.
 class DetachedDaemon {
  public:
-  explicit DetachedDaemon(internal::UniqueFd verdict) : verdict_(std::move(verdict)) {}
+  explicit DetachedDaemon(base::UniqueFd verdict) : verdict_(std::move(verdict)) {}
 
   // The mount is served: the command exits 0, and this process drops its terminal.
   void Ready();
@@ -21,7 +21,7 @@ class DetachedDaemon {
   void Failed(std::string_view message);
 
  private:
-  internal::UniqueFd verdict_;
+  base::UniqueFd verdict_;
 };
 
 // Forks; call it before any thread exists, with SIGINT and SIGTERM blocked (StopSignals). Returns

@@ -9,7 +9,7 @@ namespace ringfuse::daemon {
 
 std::optional<DirectFile> DirectFile::Open(int buffered, int flags) {
   // O_TRUNC was done by the first open; doing it again would lose what a racing writer wrote.
-  internal::UniqueFd fd(Reopen(buffered, (flags & ~O_TRUNC) | O_DIRECT));
+  base::UniqueFd fd(Reopen(buffered, (flags & ~O_TRUNC) | O_DIRECT));
   if (!fd.valid()) return std::nullopt;
   struct statx stx {};
   if (::statx(fd.get(), "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) != 0 ||

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -36,12 +36,12 @@ class DirectFile {
   }
 
  private:
-  DirectFile(internal::UniqueFd fd, uint32_t memory_alignment, uint32_t offset_alignment)
+  DirectFile(base::UniqueFd fd, uint32_t memory_alignment, uint32_t offset_alignment)
       : fd_(std::move(fd)),
         memory_alignment_(memory_alignment),
         offset_alignment_(offset_alignment) {}
 
-  internal::UniqueFd fd_;
+  base::UniqueFd fd_;
   uint32_t memory_alignment_;
   uint32_t offset_alignment_;
 };

@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <optional>
 
+#include "base/fd.h"
 #include "daemon/direct_file.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
 class FileHandle {
  public:
-  FileHandle(internal::UniqueFd fd, int flags) : fd_(std::move(fd)), flags_(flags) {
+  FileHandle(base::UniqueFd fd, int flags) : fd_(std::move(fd)), flags_(flags) {
     struct stat st {};
     ::fstat(fd_.get(), &st);
     dev_ = st.st_dev;
@@ -38,7 +38,7 @@ class FileHandle {
   void set_direct(DirectFile direct) { direct_.emplace(std::move(direct)); }
 
  private:
-  const internal::UniqueFd fd_;
+  const base::UniqueFd fd_;
   const int flags_;
   dev_t dev_;
   ino_t ino_;

@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "transport/record_fields.h"
+#include "base/record_fields.h"
 
 namespace ringfuse::daemon {
 namespace {
 
-using internal::GetField;
-using internal::GetString;
-using internal::PutField;
-using internal::PutString;
-using internal::Reader;
+using base::GetField;
+using base::GetString;
+using base::PutField;
+using base::PutString;
+using base::Reader;
 
 constexpr uint32_t kMagic = 0x52464453;  // "RFDS"
 // Raise it whenever the layout changes, and keep reading the previous one: the successor is
@@ -92,9 +92,9 @@ class Writer {
   template <typename T>
   void Put(const T& value) {
     if constexpr (std::is_same_v<T, std::string>) {
-      PutString(payload_.bytes, value);
+      base::PutString(payload_.bytes, value);
     } else {
-      PutField(payload_.bytes, value);
+      base::PutField(payload_.bytes, value);
     }
   }
   // A count, then each item's fields.
@@ -119,9 +119,9 @@ class RecordReader {
   template <typename T>
   void Get(T& value) {
     if constexpr (std::is_same_v<T, std::string>) {
-      ok_ = ok_ && GetString(in_, value);
+      ok_ = ok_ && base::GetString(in_, value);
     } else {
-      ok_ = ok_ && GetField(in_, value);
+      ok_ = ok_ && base::GetField(in_, value);
     }
   }
   // As PutAll wrote them. A count beyond what the bytes left can hold stops at the first item
@@ -141,7 +141,7 @@ class RecordReader {
   bool at_end() const { return in_.remaining() == 0; }
 
  private:
-  Reader in_;
+  base::Reader in_;
   bool ok_ = true;
 };
 
@@ -191,7 +191,7 @@ absl::StatusOr<HandoverPayload> SaveHandoverState(PassthroughFs& fs, const std::
 }
 
 absl::StatusOr<std::string> RestoreHandoverState(HandoverPayload payload, PassthroughFs& fs) {
-  std::vector<internal::UniqueFd> fds;
+  std::vector<base::UniqueFd> fds;
   for (int fd : payload.fds) fds.emplace_back(fd);
   RecordReader in(payload.bytes);
   uint32_t magic = 0, version = 0;

@@ -49,7 +49,7 @@ InodeHandles::InodeHandles(int root) {
   }
   const std::string handle = HandleOf(root);
   if (handle.empty()) return;
-  const internal::UniqueFd probe = Open(handle);
+  const base::UniqueFd probe = Open(handle);
   openable_ = probe.valid();
 }
 
@@ -75,31 +75,31 @@ bool InodeHandles::MountServes(int mount_id, int fd) {
 
 bool InodeHandles::KnowMount(int mount_id, int fd) {
   if (!HandlesOutliveTheCache(fd)) {
-    AddMount(mount_id, internal::UniqueFd());  // for good: no node of this mount is reopenable
+    AddMount(mount_id, base::UniqueFd());  // for good: no node of this mount is reopenable
     return false;
   }
   // The first inode met on a mount is its top directory, reached by a lookup that crossed the
   // mountpoint: a directory opens without side effects, where a FIFO or device might not.
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  internal::UniqueFd directory(Reopen(fd, O_RDONLY | O_DIRECTORY));
+  base::UniqueFd directory(Reopen(fd, O_RDONLY | O_DIRECTORY));
   if (!directory.valid()) return false;
   AddMount(mount_id, std::move(directory));
   return true;
 }
 
-void InodeHandles::AddMount(int mount_id, internal::UniqueFd directory) {
+void InodeHandles::AddMount(int mount_id, base::UniqueFd directory) {
   auto next = std::make_unique<MountFds>(mounts());
   next->emplace(mount_id, directory.get());
   if (directory.valid()) directories_.push_back(std::move(directory));
   mounts_.store(snapshots_.emplace_back(std::move(next)).get(), std::memory_order_release);
 }
 
-internal::UniqueFd InodeHandles::Open(std::string_view handle) const {
+base::UniqueFd InodeHandles::Open(std::string_view handle) const {
   StoredHeader header;
   if (handle.size() < sizeof(header) || handle.size() - sizeof(header) > kMaxHandleBytes) {
     errno = ESTALE;
-    return internal::UniqueFd();
+    return base::UniqueFd();
   }
   std::memcpy(&header, handle.data(), sizeof(header));
   HandleBuffer buffer{};
@@ -110,9 +110,9 @@ internal::UniqueFd InodeHandles::Open(std::string_view handle) const {
   const int mount_fd = mount == mounts().end() ? -1 : mount->second;
   if (mount_fd < 0) {
     errno = ESTALE;
-    return internal::UniqueFd();
+    return base::UniqueFd();
   }
-  return internal::UniqueFd(
+  return base::UniqueFd(
       ::open_by_handle_at(mount_fd, &buffer.header, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 }
 
@@ -121,7 +121,7 @@ std::vector<std::pair<int, int>> InodeHandles::Mounts() const {
 }
 
 // What this process learned itself stays: it is the same mount.
-void InodeHandles::AdoptMount(int mount_id, internal::UniqueFd directory) {
+void InodeHandles::AdoptMount(int mount_id, base::UniqueFd directory) {
   absl::MutexLock lock(&mutex_);
   if (!mounts().contains(mount_id)) AddMount(mount_id, std::move(directory));
 }

@@ -16,7 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -32,13 +32,13 @@ class InodeHandles {
   std::string HandleOf(int fd);
   // An O_PATH fd to the inode `handle` names, or an invalid fd with errno set (ESTALE once the
   // inode is gone, EMFILE...). Symlinks are opened themselves, not followed.
-  internal::UniqueFd Open(std::string_view handle) const;
+  base::UniqueFd Open(std::string_view handle) const;
 
   // For a handover: the mounts learned, each with the fd Open uses for it (kept here; -1 for a
   // mount whose handles cannot be opened). Mount ids name a mount system-wide while it stays.
   std::vector<std::pair<int, int>> Mounts() const;
   // Takes on a mount another daemon learned: `directory` as Mounts gave it, reopened.
-  void AdoptMount(int mount_id, internal::UniqueFd directory);
+  void AdoptMount(int mount_id, base::UniqueFd directory);
 
  private:
   // The mounts learned, as a snapshot that is replaced, never changed: every lookup and reopen
@@ -54,12 +54,12 @@ class InodeHandles {
   // (for now: a later lookup may meet the mount's top directory) because it is not a directory.
   bool KnowMount(int mount_id, int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Publishes a snapshot with `mount_id` added.
-  void AddMount(int mount_id, internal::UniqueFd directory) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  void AddMount(int mount_id, base::UniqueFd directory) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   const MountFds& mounts() const { return *mounts_.load(std::memory_order_acquire); }
 
   absl::Mutex mutex_;  // for learning a mount; readers take none
   // An fd for each mount met under SOURCE (a few): open_by_handle_at refuses O_PATH ones.
-  std::vector<internal::UniqueFd> directories_ ABSL_GUARDED_BY(mutex_);
+  std::vector<base::UniqueFd> directories_ ABSL_GUARDED_BY(mutex_);
   // Every snapshot published, kept until the end: a reader may still hold an older one.
   std::vector<std::unique_ptr<const MountFds>> snapshots_ ABSL_GUARDED_BY(mutex_);
   std::atomic<const MountFds*> mounts_;

@@ -39,7 +39,7 @@ size_t InodeTable::OpenLimitFor(size_t fd_limit) {
   return std::clamp<size_t>(fd_limit - reserved, kFewestOpen, kMostOpen);
 }
 
-InodeTable::InodeTable(internal::UniqueFd root, size_t open_limit, absl::Duration lowered_for)
+InodeTable::InodeTable(base::UniqueFd root, size_t open_limit, absl::Duration lowered_for)
     : handles_(root.get()), open_limit_(open_limit), lowered_for_(lowered_for) {
   {
     AllLocked lock(*this);
@@ -66,7 +66,7 @@ InodeTable::Entry* InodeTable::Find(Shard& shard, uint64_t nodeid) {
 }
 
 // The root stays open: every walk starts there. With every lock held.
-void InodeTable::ServeAsRoot(internal::UniqueFd root) {
+void InodeTable::ServeAsRoot(base::UniqueFd root) {
   struct stat st {};
   ::fstat(root.get(), &st);  // an open directory: fstat has nothing left to fail on
   Entry& entry = *Find(ShardOf(kRootNodeId), kRootNodeId);
@@ -100,7 +100,7 @@ int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, boo
     }
   }
   if (!maybe_open || !FoundOpen(found, unnamed)) {
-    internal::UniqueFd path(OpenMakingRoom([&] {
+    base::UniqueFd path(OpenMakingRoom([&] {
       return ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
     }));
     if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
@@ -168,7 +168,7 @@ bool InodeTable::FoundOpen(Found& found, bool& unnamed) {
 }
 
 // An inode number reused since a node was made names another inode: a new node for it.
-bool InodeTable::FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
+bool InodeTable::FoundOrAdded(base::UniqueFd path, std::string handle, uint64_t parent,
                               std::string_view name, Found& found, bool& unnamed) {
   BackingShard& backing = BackingOf(found.attr.st_dev, found.attr.st_ino);
   absl::MutexLock backing_lock(&backing.mutex);
@@ -195,7 +195,7 @@ bool InodeTable::FoundOrAdded(internal::UniqueFd path, std::string handle, uint6
   return true;
 }
 
-void InodeTable::AddNode(internal::UniqueFd path, std::string handle, Found& found) {
+void InodeTable::AddNode(base::UniqueFd path, std::string handle, Found& found) {
   const uint64_t nodeid = next_nodeid_.fetch_add(1);
   auto inode =
       std::make_shared<Inode>(Inode{nodeid, found.attr.st_dev, found.attr.st_ino, std::move(path)});
@@ -243,7 +243,7 @@ bool InodeTable::ProvenByLookup(Shard& shard, uint64_t nodeid, Entry& entry,
   return true;
 }
 
-int InodeTable::Adopt(internal::UniqueFd path, Found& found) {
+int InodeTable::Adopt(base::UniqueFd path, Found& found) {
   if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
   BackingShard& backing = BackingOf(found.attr.st_dev, found.attr.st_ino);
   absl::MutexLock lock(&backing.mutex);
@@ -415,7 +415,7 @@ bool InodeTable::ClosedChain(uint64_t nodeid, std::vector<Closed>& chain,
 }
 
 std::shared_ptr<const Inode> InodeTable::Reopen(const Closed& closed, const Inode* parent) {
-  internal::UniqueFd path(OpenMakingRoom([&] {
+  base::UniqueFd path(OpenMakingRoom([&] {
     return !closed.handle.empty()
                ? handles_.Open(closed.handle).release()
                : ::openat(parent->path.get(), closed.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -447,7 +447,7 @@ void InodeTable::TrackEntries(size_t limit) {
 }
 
 // Lookups wait for this only as long as it takes to copy the node ids: the names leave in swaps.
-KernelCache InodeTable::ReplaceRoot(internal::UniqueFd root) {
+KernelCache InodeTable::ReplaceRoot(base::UniqueFd root) {
   KernelCache cache;
   AllLocked lock(*this);
   KeepOldRootForItsNames();

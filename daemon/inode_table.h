@@ -52,9 +52,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/fd.h"
 #include "daemon/inode_handle.h"
 #include "daemon/striped_counter.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -64,7 +64,7 @@ struct Inode {
   uint64_t nodeid;
   dev_t dev;
   ino_t ino;
-  internal::UniqueFd path;  // O_PATH | O_NOFOLLOW
+  base::UniqueFd path;  // O_PATH | O_NOFOLLOW
 };
 
 struct Found {
@@ -142,7 +142,7 @@ class InodeTable {
 
   // `root` is an O_PATH fd to SOURCE's top directory. The table lends its nodes' fds to opens
   // that find none free (fd_room.h) while it lives.
-  explicit InodeTable(internal::UniqueFd root, size_t open_limit = DefaultOpenLimit(),
+  explicit InodeTable(base::UniqueFd root, size_t open_limit = DefaultOpenLimit(),
                       absl::Duration lowered_for = kLoweredFor);
   ~InodeTable();
   InodeTable(const InodeTable&) = delete;
@@ -175,7 +175,7 @@ class InodeTable {
   InodeHandles& handles() { return handles_; }
   // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
   // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
-  int Adopt(internal::UniqueFd path, Found& found);
+  int Adopt(base::UniqueFd path, Found& found);
   // The node, open; null with errno set when the kernel has forgotten it (ESTALE), its inode is
   // gone (ESTALE) or it cannot be reopened now (EMFILE...).
   std::shared_ptr<const Inode> Get(uint64_t nodeid);
@@ -190,7 +190,7 @@ class InodeTable {
   // may have cached before, forgetting the tracked names: the caller invalidates them next.
   // A lookup that started before this call either is in the returned names or resolves under
   // the new root, never an unreported old one: that is what makes switch-then-invalidate safe.
-  KernelCache ReplaceRoot(internal::UniqueFd root);
+  KernelCache ReplaceRoot(base::UniqueFd root);
   // For a handover, with no request in progress: every node, and the fds that cannot be
   // reopened (the root's, and those only FORGET closes). Nodes a handle or a name reopens travel
   // without their fd, so the table hands over in bytes what it holds in fds.
@@ -210,7 +210,7 @@ class InodeTable {
   // fds it names out of `fds`. InvalidArgument, leaving the table as it was, for a record that
   // does not hold together: no root, a node id twice, a parent or fd that is not there, an fd
   // that is not the node's inode.
-  absl::Status Restore(const SavedTable& saved, std::vector<internal::UniqueFd>& fds);
+  absl::Status Restore(const SavedTable& saved, std::vector<base::UniqueFd>& fds);
 
   // Lookups served so far, counting those made for READDIRPLUS.
   uint64_t lookups_served() const;
@@ -322,7 +322,7 @@ class InodeTable {
   static Entry* Find(Shard& shard, uint64_t nodeid) ABSL_SHARED_LOCKS_REQUIRED(shard.mutex);
 
   // Node 1 serves the directory `root` from now on.
-  void ServeAsRoot(internal::UniqueFd root);
+  void ServeAsRoot(base::UniqueFd root);
   // Counts a lookup and, when tracking, notes its name; false if the parent is forgotten.
   bool Begin(uint64_t parent, std::string_view name);
   // For a lookup whose stat found `found.attr`: a node open for that inode, counted as looked up,
@@ -331,8 +331,8 @@ class InodeTable {
   bool FoundOpen(Found& found, bool& unnamed);
   // For a lookup that opened `path`: the node serving its inode, counted, or a new node; true for
   // a new one.
-  bool FoundOrAdded(internal::UniqueFd path, std::string handle, uint64_t parent,
-                    std::string_view name, Found& found, bool& unnamed);
+  bool FoundOrAdded(base::UniqueFd path, std::string handle, uint64_t parent, std::string_view name,
+                    Found& found, bool& unnamed);
   // FORGET of some of a node's lookups, not the last, with no recorder to tell: under the shard's
   // reader lock; false, changing nothing, otherwise.
   bool ForgetSome(uint64_t nodeid, uint64_t count);
@@ -340,7 +340,7 @@ class InodeTable {
   void CountLookup(uint64_t nodeid, Entry& entry);
   // A new node for the backing inode of `path` (its attributes in found.attr, its handle
   // `handle`); one lookup. The caller holds the backing inode's shard.
-  void AddNode(internal::UniqueFd path, std::string handle, Found& found);
+  void AddNode(base::UniqueFd path, std::string handle, Found& found);
   // After a lookup of a node without a handle: names it `name` in `parent`, unless it was there
   // before (not `added`) and names moved since the lookup began (`names_moved`).
   void NameFound(uint64_t nodeid, uint64_t parent, std::string_view name, uint64_t names_moved,
@@ -357,7 +357,7 @@ class InodeTable {
   // then adds the saved ones, opening those in `open`.
   void Clear(Closing& closing);
   void RestoreNodes(const std::vector<SavedNode>& nodes,
-                    absl::flat_hash_map<uint64_t, internal::UniqueFd>& open);
+                    absl::flat_hash_map<uint64_t, base::UniqueFd>& open);
 
   // The open-node budget (inode_table_budget.cc).
   // Makes `inode` the entry's open fd, marked used.

@@ -19,8 +19,8 @@ absl::Status Broken(std::string_view why) {
 }
 
 // Takes fd `index` out of `fds`: each is taken once, and must be the inode (dev, ino).
-absl::Status TakeFd(std::vector<internal::UniqueFd>& fds, int index, dev_t dev, ino_t ino,
-                    internal::UniqueFd& taken) {
+absl::Status TakeFd(std::vector<base::UniqueFd>& fds, int index, dev_t dev, ino_t ino,
+                    base::UniqueFd& taken) {
   if (index < 0 || static_cast<size_t>(index) >= fds.size() || !fds[index].valid()) {
     return Broken(absl::StrFormat("names fd %d, which it did not carry (or twice)", index));
   }
@@ -77,7 +77,7 @@ Backing BackingOf(const struct stat& st) { return {st.st_dev, st.st_ino}; }
 bool WalkUpToSource(int fd, struct stat st, absl::flat_hash_set<Backing>& shown) {
   constexpr size_t kDeepest = 4096;  // a path the kernel walks has at most 2048 names
   std::vector<Backing> passed;
-  internal::UniqueFd up;
+  base::UniqueFd up;
   while (!shown.contains(BackingOf(st))) {
     if (passed.size() == kDeepest) return false;
     passed.push_back(BackingOf(st));
@@ -95,7 +95,7 @@ bool WalkUpToSource(int fd, struct stat st, absl::flat_hash_set<Backing>& shown)
 // for: its entry's number is the inode's on the directory's filesystem.
 void FindNamed(int fd, dev_t dev, const absl::flat_hash_set<Backing>& wanted,
                absl::flat_hash_set<Backing>& named) {
-  internal::UniqueFd readable(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd readable(::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   DIR* listing = readable.valid() ? ::fdopendir(readable.get()) : nullptr;
   if (listing == nullptr) return;
   readable.release();  // the listing's now
@@ -135,7 +135,7 @@ std::vector<bool> ShownInSource(const InodeHandles& handles, int root,
   list(root, top);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].type != S_IFDIR) continue;
-    const internal::UniqueFd fd = handles.Open(nodes[i].handle);
+    const base::UniqueFd fd = handles.Open(nodes[i].handle);
     struct stat st {};
     shown[i] = fd.valid() && ::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode) &&
                BackingOf(st) == Backing{nodes[i].dev, nodes[i].ino} &&
@@ -184,9 +184,9 @@ SavedTable InodeTable::Save() const {
   return saved;
 }
 
-absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<internal::UniqueFd>& fds) {
+absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<base::UniqueFd>& fds) {
   if (absl::Status checked = CheckNodes(saved); !checked.ok()) return checked;
-  absl::flat_hash_map<uint64_t, internal::UniqueFd> open;
+  absl::flat_hash_map<uint64_t, base::UniqueFd> open;
   for (const SavedNode& node : saved.nodes) {
     if (node.fd < 0) continue;
     if (absl::Status taken = TakeFd(fds, node.fd, node.dev, node.ino, open[node.nodeid]);
@@ -195,9 +195,9 @@ absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<internal::
     }
   }
   if (!open.contains(kRootNodeId)) return Broken("has no fd for the root");
-  std::vector<std::pair<int, internal::UniqueFd>> mounts;
+  std::vector<std::pair<int, base::UniqueFd>> mounts;
   for (const auto& [mount_id, index] : saved.handle_mounts) {
-    internal::UniqueFd& directory = mounts.emplace_back(mount_id, internal::UniqueFd()).second;
+    base::UniqueFd& directory = mounts.emplace_back(mount_id, base::UniqueFd()).second;
     if (index < 0) continue;
     if (static_cast<size_t>(index) >= fds.size() || !fds[index].valid()) {
       return Broken(
@@ -241,7 +241,7 @@ void InodeTable::Clear(Closing& closing) {
 
 // With every lock held: the nodes, their names, then their fds.
 void InodeTable::RestoreNodes(const std::vector<SavedNode>& nodes,
-                              absl::flat_hash_map<uint64_t, internal::UniqueFd>& open) {
+                              absl::flat_hash_map<uint64_t, base::UniqueFd>& open) {
   for (const SavedNode& node : nodes) {
     Entry& entry = ShardOf(node.nodeid).nodes[node.nodeid];
     entry.dev = node.dev;
@@ -284,7 +284,7 @@ void InodeTable::RecordNodesIn(NodeRecorder* recorder) {
 // newest node of its backing inode serves it, and none is open until a request needs it.
 absl::Status InodeTable::RestoreRecorded(std::vector<SavedNode> nodes) {
   SavedTable saved;
-  std::vector<internal::UniqueFd> fds;
+  std::vector<base::UniqueFd> fds;
   {
     AllLocked lock(*this);
     const Entry& root = *Find(ShardOf(kRootNodeId), kRootNodeId);

@@ -195,7 +195,7 @@ std::shared_ptr<const Inode> InodeTable::NodeNamed(uint64_t parent, std::string_
 void InodeTable::KeepOldRootForItsNames() {
   Entry& root = *Find(ShardOf(kRootNodeId), kRootNodeId);
   if (root.named_children == 0) return;
-  internal::UniqueFd old_root(::fcntl(root.open->path.get(), F_DUPFD_CLOEXEC, 0));
+  base::UniqueFd old_root(::fcntl(root.open->path.get(), F_DUPFD_CLOEXEC, 0));
   if (!old_root.valid()) return;  // out of fds: the names under it answer ESTALE instead
   const uint64_t kept = next_nodeid_.fetch_add(1);
   Shard& kept_shard = ShardOf(kept);

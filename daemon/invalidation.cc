@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "transport/deadline.h"
+#include "base/deadline.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -32,14 +32,14 @@ std::vector<Notification> EncodeAll(const KernelCache& cache, Tally& tally) {
   messages.reserve(cache.entries.size() + cache.nodeids.size());
   // Offset 0, length 0: attributes and every cached page.
   for (const uint64_t nodeid : cache.nodeids) {
-    messages.push_back(EncodeNotifyInvalInode(nodeid, 0, 0));
+    messages.push_back(Notification::InvalInode(nodeid, 0, 0));
   }
   std::vector<const std::pair<uint64_t, std::string>*> names;
   names.reserve(cache.entries.size());
   for (const auto& entry : cache.entries) names.push_back(&entry);
   std::sort(names.begin(), names.end(), [](auto* a, auto* b) { return a->first > b->first; });
   for (const auto* name : names) {
-    absl::StatusOr<Notification> message = EncodeNotifyInvalEntry(name->first, name->second);
+    absl::StatusOr<Notification> message = Notification::InvalEntry(name->first, name->second);
     if (message.ok()) {
       messages.push_back(*message);
     } else {
@@ -75,14 +75,14 @@ absl::StatusOr<InvalidationReport> Invalidate(Notifier& notifier, const KernelCa
   Tally tally;
   tally.report.entries = cache.entries.size();
   tally.report.inodes = cache.nodeids.size();
-  const internal::Stopwatch stopwatch;
+  const base::Stopwatch stopwatch;
   switch (method) {
     case InvalidationMethod::kNone: break;
     case InvalidationMethod::kEpoch:
-      tally.Count(notifier.Send(EncodeNotifyIncEpoch()));
+      tally.Count(notifier.Send(Notification::IncEpoch()));
       // The root has no dentry to go stale, so nothing makes the kernel ask for its attributes
       // again: they are invalidated (attributes only) on their own.
-      tally.Count(notifier.Send(EncodeNotifyInvalInode(InodeTable::kRootNodeId, -1, 0)));
+      tally.Count(notifier.Send(Notification::InvalInode(InodeTable::kRootNodeId, -1, 0)));
       break;
     case InvalidationMethod::kEntries:
       for (const Notification& message : EncodeAll(cache, tally)) {
@@ -99,7 +99,7 @@ absl::StatusOr<InvalidationReport> Invalidate(Notifier& notifier, const KernelCa
       method == InvalidationMethod::kEntries || method == InvalidationMethod::kEntriesBatched;
   if (per_entry && !cache.entries_complete) {
     // Some names were not tracked, so they were not invalidated above: only an epoch reaches them.
-    tally.Count(notifier.Send(EncodeNotifyIncEpoch()));
+    tally.Count(notifier.Send(Notification::IncEpoch()));
     tally.report.epoch_fallback = true;
   }
   tally.report.elapsed = stopwatch.elapsed();

@@ -20,8 +20,8 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -29,20 +29,19 @@ class KeptMemory {
  public:
   // A new memfd named `name` of `bytes`, zeroed (and sparse: a page is only there once written).
   static absl::StatusOr<KeptMemory> Create(const char* name, size_t bytes) {
-    internal::UniqueFd memfd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
-    if (!memfd.valid()) return internal::ErrnoStatus(errno, std::string("memfd_create ") + name);
+    base::UniqueFd memfd(::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!memfd.valid()) return base::ErrnoStatus(errno, std::string("memfd_create ") + name);
     if (::ftruncate(memfd.get(), static_cast<off_t>(bytes)) != 0) {
-      return internal::ErrnoStatus(errno, std::string("sizing ") + name);
+      return base::ErrnoStatus(errno, std::string("sizing ") + name);
     }
     if (::fcntl(memfd.get(), F_ADD_SEALS, kSizeSeals) != 0) {
-      return internal::ErrnoStatus(errno, std::string("sealing ") + name);
+      return base::ErrnoStatus(errno, std::string("sealing ") + name);
     }
     return Map(std::move(memfd), bytes);
   }
   // The memory a dead daemon kept in `memfd`; DataLoss for a memfd of another size or unsealed,
   // which no ringfused of this build wrote. `what` names it in that error.
-  static absl::StatusOr<KeptMemory> Adopt(internal::UniqueFd memfd, size_t bytes,
-                                          const char* what) {
+  static absl::StatusOr<KeptMemory> Adopt(base::UniqueFd memfd, size_t bytes, const char* what) {
     struct stat attr {};
     if (::fstat(memfd.get(), &attr) != 0 || static_cast<size_t>(attr.st_size) != bytes) {
       return absl::DataLossError(std::string("the kept ") + what +
@@ -69,18 +68,18 @@ class KeptMemory {
   void* address() const { return address_; }
 
  private:
-  KeptMemory(internal::UniqueFd memfd, void* address, size_t bytes)
+  KeptMemory(base::UniqueFd memfd, void* address, size_t bytes)
       : memfd_(std::move(memfd)), address_(address), bytes_(bytes) {}
 
   static constexpr int kSizeSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
-  static absl::StatusOr<KeptMemory> Map(internal::UniqueFd memfd, size_t bytes) {
+  static absl::StatusOr<KeptMemory> Map(base::UniqueFd memfd, size_t bytes) {
     void* address = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
-    if (address == MAP_FAILED) return internal::ErrnoStatus(errno, "mapping kept memory");
+    if (address == MAP_FAILED) return base::ErrnoStatus(errno, "mapping kept memory");
     return KeptMemory(std::move(memfd), address, bytes);
   }
 
-  internal::UniqueFd memfd_;
+  base::UniqueFd memfd_;
   void* address_;
   size_t bytes_;
 };

@@ -36,9 +36,9 @@ void LockWaiter::Wait(const RequestContext& context, Attempt attempt, EmptyReply
   {
     std::lock_guard lock(mutex_);
     if (pending_.size() < kMaxWaits && waits_by_user_[account] < kMaxWaitsPerUser) {
-      pending_.push_back(std::make_shared<Pending>(Pending{
-          context.header.unique, account, std::move(attempt), std::move(reply),
-          context.Interrupted(), kFirstRetry, internal::MonotonicClock::now() + kFirstRetry}));
+      pending_.push_back(std::make_shared<Pending>(
+          Pending{context.header.unique, account, std::move(attempt), std::move(reply),
+                  context.Interrupted(), kFirstRetry, base::MonotonicClock::now() + kFirstRetry}));
       ++waits_by_user_[account];  // counted once it is pending: a failed allocation leaves none
       Wake();
       return;
@@ -88,18 +88,17 @@ void LockWaiter::Run() {
   pending_.clear();
 }
 
-internal::MonotonicClock::time_point LockWaiter::NextTry() const {
-  internal::MonotonicClock::time_point next = internal::MonotonicClock::time_point::max();
+base::MonotonicClock::time_point LockWaiter::NextTry() const {
+  base::MonotonicClock::time_point next = base::MonotonicClock::time_point::max();
   for (const std::shared_ptr<Pending>& wait : pending_) {
     // An interrupted wait is due at once: the clock's epoch is always past.
-    next =
-        std::min(next, wait->interrupted ? internal::MonotonicClock::time_point() : wait->next_try);
+    next = std::min(next, wait->interrupted ? base::MonotonicClock::time_point() : wait->next_try);
   }
   return next;
 }
 
 LockWaiter::Waits LockWaiter::RetryDue(Lock& lock) {
-  const internal::MonotonicClock::time_point now = internal::MonotonicClock::now();
+  const base::MonotonicClock::time_point now = base::MonotonicClock::now();
   Waits due;
   std::vector<bool> interrupted;
   for (const std::shared_ptr<Pending>& wait : pending_) {
@@ -115,7 +114,7 @@ LockWaiter::Waits LockWaiter::RetryDue(Lock& lock) {
   }
   lock.lock();
 
-  const internal::MonotonicClock::time_point after = internal::MonotonicClock::now();
+  const base::MonotonicClock::time_point after = base::MonotonicClock::now();
   Waits done;
   for (const std::shared_ptr<Pending>& wait : due) {
     if (wait->result == EAGAIN && wait->interrupted) wait->result = EINTR;
@@ -123,8 +122,7 @@ LockWaiter::Waits LockWaiter::RetryDue(Lock& lock) {
       done.push_back(wait);
       continue;
     }
-    wait->interval =
-        std::min<internal::MonotonicClock::duration>(wait->interval * 2, kLongestRetry);
+    wait->interval = std::min<base::MonotonicClock::duration>(wait->interval * 2, kLongestRetry);
     wait->next_try = after + wait->interval;
   }
   Remove(done);
@@ -141,7 +139,7 @@ void LockWaiter::Remove(const Waits& done) {
   std::erase_if(pending_,
                 [](const std::shared_ptr<Pending>& wait) { return wait->result != EAGAIN; });
   if (!granted) return;
-  const internal::MonotonicClock::time_point soon = internal::MonotonicClock::now() + kFirstRetry;
+  const base::MonotonicClock::time_point soon = base::MonotonicClock::now() + kFirstRetry;
   for (const std::shared_ptr<Pending>& wait : pending_) {
     wait->interval = kFirstRetry;
     wait->next_try = std::min(wait->next_try, soon);

@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/deadline.h"
 #include "daemon/accountable_user.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/reply.h"
-#include "transport/deadline.h"
 
 namespace ringfuse::daemon {
 
@@ -69,8 +69,8 @@ class LockWaiter {
     Attempt attempt;  // used by the waiter's thread alone
     EmptyReply reply;
     bool interrupted;
-    internal::MonotonicClock::duration interval;
-    internal::MonotonicClock::time_point next_try;
+    base::MonotonicClock::duration interval;
+    base::MonotonicClock::time_point next_try;
     int result = EAGAIN;
   };
   using Waits = std::vector<std::shared_ptr<Pending>>;
@@ -79,7 +79,7 @@ class LockWaiter {
   void Run();
   // The earliest retry due, or the end of time when nothing waits. Called with the mutex held, as
   // are RetryDue and Remove.
-  internal::MonotonicClock::time_point NextTry() const;
+  base::MonotonicClock::time_point NextTry() const;
   // Retries the waits that are due once, without the mutex while they run; removes those that
   // are done and returns them.
   Waits RetryDue(Lock& lock);

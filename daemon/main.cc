@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
 #include "daemon/change_journal.h"
 #include "daemon/control_commands.h"
 #include "daemon/control_socket.h"
@@ -38,7 +39,6 @@
 #include "ringfuse/notify.h"
 #include "ringfuse/session.h"
 #include "ringfuse/signals.h"
-#include "transport/errno_status.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -47,8 +47,7 @@ namespace {
 // absolute; realpath also names a missing SOURCE or MOUNTPOINT precisely.
 absl::Status MakeAbsolute(std::string& path, std::string_view what) {
   char* resolved = ::realpath(path.c_str(), nullptr);
-  if (resolved == nullptr)
-    return internal::ErrnoStatus(errno, absl::StrFormat("%s %s", what, path));
+  if (resolved == nullptr) return base::ErrnoStatus(errno, absl::StrFormat("%s %s", what, path));
   path = resolved;
   ::free(resolved);
   return absl::OkStatus();
@@ -103,7 +102,7 @@ absl::Status CheckCallerIdentity(const DaemonOptions& options, std::string_view 
 
 // What the served tree starts as: SOURCE, or the chosen revision of REPO.
 struct Served {
-  internal::UniqueFd root;
+  base::UniqueFd root;
   std::optional<RevisionRepo> repo;
   std::string revision;
 };
@@ -112,7 +111,7 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
   Served served;
   if (options.mode == Mode::kPassthrough) {
     served.root.reset(::open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!served.root.valid()) return internal::ErrnoStatus(errno, options.source);
+    if (!served.root.valid()) return base::ErrnoStatus(errno, options.source);
     return served;
   }
   absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(options.source);
@@ -120,7 +119,7 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
   absl::StatusOr<std::string> revision =
       options.revision.empty() ? repo->Newest() : absl::StatusOr<std::string>(options.revision);
   if (!revision.ok()) return revision.status();
-  absl::StatusOr<internal::UniqueFd> root = repo->OpenRevision(*revision);
+  absl::StatusOr<base::UniqueFd> root = repo->OpenRevision(*revision);
   if (!root.ok()) return root.status();
   served.root = std::move(*root);
   served.repo.emplace(std::move(*repo));
@@ -188,7 +187,7 @@ std::string AnswerFor(Running& running, std::string_view request, ControlServer&
 
 // The control socket: a new one, or the one a restarted daemon handed over with the mount.
 absl::StatusOr<std::unique_ptr<ControlServer>> OpenControl(Running& running,
-                                                           internal::UniqueFd inherited) {
+                                                           base::UniqueFd inherited) {
   Running* state = &running;
   ControlServer::Answer answer = [state](std::string_view request, ControlServer& server) {
     return AnswerFor(*state, request, server);
@@ -204,7 +203,7 @@ absl::StatusOr<std::unique_ptr<ControlServer>> OpenControl(Running& running,
 // Revisions mode needs the socket for publish; without it, passthrough mode only loses
 // ringfuse-ctl (a user's daemon may have no runtime directory to put it in), and says so.
 absl::Status StartControl(Running& running, Served& served, const std::string& revision,
-                          internal::UniqueFd inherited, const DaemonOptions& options,
+                          base::UniqueFd inherited, const DaemonOptions& options,
                           std::string_view program) {
   if (options.mode == Mode::kRevisions) {
     running.publisher = std::make_unique<Publisher>(
@@ -236,7 +235,7 @@ absl::Status StartControl(Running& running, Served& served, const std::string& r
 // and has no listener.
 struct Inherited {
   std::string revision;
-  internal::UniqueFd control_listener;
+  base::UniqueFd control_listener;
 };
 
 absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inherited& inherited) {
@@ -258,7 +257,7 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
                                             Served& served, Inherited& inherited,
                                             Journals& journals) {
   StopTestHangs();
-  std::vector<internal::UniqueFd> kept;
+  std::vector<base::UniqueFd> kept;
   for (int fd : crash.fds) kept.emplace_back(fd);
   if (absl::Status continued = fs.ContinueAfterCrash(crash.incarnation); !continued.ok()) {
     return continued;
@@ -304,7 +303,7 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
                          " and reopened ", reopened, " files open at the crash"));
   }
   if (served.repo && !crash.note.empty() && crash.note != inherited.revision) {
-    absl::StatusOr<internal::UniqueFd> root = served.repo->OpenRevision(crash.note);
+    absl::StatusOr<base::UniqueFd> root = served.repo->OpenRevision(crash.note);
     if (!root.ok()) return root.status();
     fs.inodes().ReplaceRoot(std::move(*root));
     inherited.revision = crash.note;
@@ -333,7 +332,7 @@ absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& sess
         kept_fds);
   }
   if (options.takeover_fd < 0) return Session::Start(session_options, fs);
-  const internal::UniqueFd socket(options.takeover_fd);
+  const base::UniqueFd socket(options.takeover_fd);
   StopHereIfTestAsks("starting");
   // Every check comes before the successor tells its predecessor it serves: after that, a
   // failure here would end the mount with nobody left to serve it.
@@ -351,7 +350,7 @@ absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& sess
   });
 }
 
-absl::Status Start(Running& running, const DaemonOptions& options, internal::UniqueFd trace_file,
+absl::Status Start(Running& running, const DaemonOptions& options, base::UniqueFd trace_file,
                    std::string_view program) {
   absl::StatusOr<Served> served = OpenServed(options);
   if (!served.ok()) return served.status();
@@ -374,7 +373,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, internal::Uni
   if (running.session->negotiated().kernel_minor >= NotifyMinimumMinor(wire::NotifyCode::kPrune)) {
     Notifier* notifier = &running.session->notifier();
     running.fs->SetPruner([notifier](std::span<const uint64_t> nodeids) {
-      absl::StatusOr<Notification> prune = EncodeNotifyPrune(nodeids);
+      absl::StatusOr<Notification> prune = Notification::Prune(nodeids);
       if (prune.ok()) notifier->Queue(*prune);
     });
   }
@@ -417,7 +416,7 @@ int Run(const DaemonOptions& options, Program successor, std::string_view progra
   SetLogLevel(options.debug ? LogLevel::kDebug : LogLevel::kWarning);
   // Opened before detaching, so that a relative FILE is where the user meant and a bad one fails
   // in the foreground; its writer thread starts after, since threads do not survive the fork.
-  internal::UniqueFd trace_file;
+  base::UniqueFd trace_file;
   if (!options.trace.empty()) {
     absl::StatusOr<int> created = OpenTraceFile(options);
     if (!created.ok()) {

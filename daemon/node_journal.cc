@@ -11,7 +11,7 @@ absl::StatusOr<std::unique_ptr<NodeJournal>> NodeJournal::Create() {
   return std::unique_ptr<NodeJournal>(new NodeJournal(std::move(*slots)));
 }
 
-absl::StatusOr<std::unique_ptr<NodeJournal>> NodeJournal::Adopt(internal::UniqueFd memfd) {
+absl::StatusOr<std::unique_ptr<NodeJournal>> NodeJournal::Adopt(base::UniqueFd memfd) {
   absl::StatusOr<std::unique_ptr<Slots>> slots = Slots::Adopt(std::move(memfd), "node journal");
   if (!slots.ok()) return slots.status();
   return std::unique_ptr<NodeJournal>(new NodeJournal(std::move(*slots)));

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "daemon/inode_table.h"
 #include "daemon/slot_journal.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -41,7 +41,7 @@ class NodeJournal : public NodeRecorder {
   };
 
   static absl::StatusOr<std::unique_ptr<NodeJournal>> Create();
-  static absl::StatusOr<std::unique_ptr<NodeJournal>> Adopt(internal::UniqueFd memfd);
+  static absl::StatusOr<std::unique_ptr<NodeJournal>> Adopt(base::UniqueFd memfd);
 
   int fd() const { return slots_->fd(); }
 

@@ -10,7 +10,7 @@ absl::StatusOr<std::unique_ptr<OpenFileJournal>> OpenFileJournal::Create() {
   return std::unique_ptr<OpenFileJournal>(new OpenFileJournal(std::move(*slots)));
 }
 
-absl::StatusOr<std::unique_ptr<OpenFileJournal>> OpenFileJournal::Adopt(internal::UniqueFd memfd) {
+absl::StatusOr<std::unique_ptr<OpenFileJournal>> OpenFileJournal::Adopt(base::UniqueFd memfd) {
   absl::StatusOr<std::unique_ptr<Slots>> slots =
       Slots::Adopt(std::move(memfd), "open-file journal");
   if (!slots.ok()) return slots.status();

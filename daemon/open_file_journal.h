@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "daemon/slot_journal.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -36,7 +36,7 @@ class OpenFileJournal {
   // A new, empty journal in a memfd.
   static absl::StatusOr<std::unique_ptr<OpenFileJournal>> Create();
   // The journal a dead daemon kept in `memfd`, with the records it holds.
-  static absl::StatusOr<std::unique_ptr<OpenFileJournal>> Adopt(internal::UniqueFd memfd);
+  static absl::StatusOr<std::unique_ptr<OpenFileJournal>> Adopt(base::UniqueFd memfd);
 
   int fd() const { return slots_->fd(); }
 

@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "ringfuse/mount_options.h"
 #include "ringfuse/reply.h"
-#include "transport/transport.h"
+#include "ringfuse/transport_options.h"
 
 namespace ringfuse::daemon {
 

@@ -21,8 +21,8 @@ bool Writable(const FileHandle& handle) { return (handle.flags() & O_ACCMODE) !=
 
 // The owner's open of the handle's file: read-write for a writable handle where the daemon may
 // (so that it can hold read locks too), else as the handle is.
-internal::UniqueFd OpenFor(const FileHandle& handle) {
-  internal::UniqueFd fd;
+base::UniqueFd OpenFor(const FileHandle& handle) {
+  base::UniqueFd fd;
   if (Writable(handle)) fd.reset(Reopen(handle.fd(), O_RDWR));
   if (!fd.valid()) fd.reset(Reopen(handle.fd(), handle.flags() & O_ACCMODE));
   return fd;
@@ -104,7 +104,7 @@ int OwnerLocks::Prepare(const Key& key, const FileHandle& handle,
   auto known = opens_.find(key);
   if (known == opens_.end()) return Open(key, handle, account_of);
   if (known->second.writable || !Writable(handle)) return 0;
-  internal::UniqueFd fd = OpenFor(handle);
+  base::UniqueFd fd = OpenFor(handle);
   // Made writable where it can be; else the read-only open serves on (a write lock there fails).
   if (!fd.valid() || CarryReadLocks(known->second.fd.get(), fd.get()) != 0) return 0;
   known->second.fd = std::move(fd);  // the read-only open closes: its locks are held anew
@@ -119,7 +119,7 @@ int OwnerLocks::Open(const Key& key, const FileHandle& handle,
   if (opens_.size() >= limits_.total) return ENOLCK;
   const Account account = account_of();
   if (OpensOf(account) >= limits_.per_user) return ENOLCK;
-  internal::UniqueFd fd = OpenFor(handle);
+  base::UniqueFd fd = OpenFor(handle);
   if (!fd.valid()) return errno;
   opens_.emplace(key,
                  OwnerOpen{.fd = std::move(fd), .account = account, .writable = Writable(handle)});
@@ -234,7 +234,7 @@ std::vector<OwnerLocks::Saved> OwnerLocks::Save() const {
   return saved;
 }
 
-void OwnerLocks::Restore(const Saved& saved, internal::UniqueFd fd) {
+void OwnerLocks::Restore(const Saved& saved, base::UniqueFd fd) {
   absl::MutexLock hold(&mutex_);
   OwnerOpen& open = opens_[{saved.dev, saved.ino, saved.owner}];
   open.fd = std::move(fd);

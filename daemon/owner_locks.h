@@ -46,9 +46,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
+#include "base/fd.h"
 #include "daemon/accountable_user.h"
 #include "daemon/file_handle.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -116,7 +116,7 @@ class OwnerLocks {
   // With no request in progress (none holds an open then).
   std::vector<Saved> Save() const;
   // Holds `saved`'s open again, with `fd` (the same open file, so the same locks).
-  void Restore(const Saved& saved, internal::UniqueFd fd);
+  void Restore(const Saved& saved, base::UniqueFd fd);
 
   // EBADF, as fcntl gives, for a lock the handle's access mode does not allow; else 0.
   static int CheckAccess(const FileHandle& handle, short lock_type);
@@ -126,7 +126,7 @@ class OwnerLocks {
   static constexpr Account kNoAccount = ~Account{0};
 
   struct OwnerOpen {
-    internal::UniqueFd fd;
+    base::UniqueFd fd;
     Account account = kNoAccount;
     bool writable = false;
     uint64_t last_fh = 0;   // the handle of the owner's latest request

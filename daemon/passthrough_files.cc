@@ -102,7 +102,7 @@ absl::Status PassthroughFs::CheckPassthroughWorks() const {
         "CONFIG_FUSE_PASSTHROUGH is needed)");
   }
   // A memfd stands in for a backing file: registering one needs nothing from SOURCE.
-  internal::UniqueFd probe(::memfd_create("ringfused-passthrough-probe", MFD_CLOEXEC));
+  base::UniqueFd probe(::memfd_create("ringfused-passthrough-probe", MFD_CLOEXEC));
   if (!probe.valid()) return absl::InternalError("memfd_create failed for the passthrough probe");
   absl::StatusOr<BackingFile> backing = backing_files_.Open(probe.get());
   if (!backing.ok()) {
@@ -124,7 +124,7 @@ int PassthroughFs::BackingFlags(int flags) const {
   return backing;
 }
 
-int PassthroughFs::NewHandle(internal::UniqueFd fd, uint64_t nodeid, int flags, bool direct,
+int PassthroughFs::NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct,
                              wire::OpenOut& out) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const std::string inode = journal_ != nullptr ? inodes_.handles().HandleOf(handle->fd()) : "";
@@ -164,8 +164,8 @@ void PassthroughFs::Open(const RequestContext& context, const op::Open& args, Op
   if (const int error = SpecialFileError(inode->path.get()); error != 0) return reply.Error(error);
   const int flags = BackingFlags(args.flags());
   const SetIdWatch set_id(inode->path.get(), (flags & O_TRUNC) && args.kill_suid_gid());
-  internal::UniqueFd fd(OpenBackingFile(context, inode->path.get(), flags,
-                                        CallerKeeps(!(flags & O_TRUNC) || args.kill_suid_gid())));
+  base::UniqueFd fd(OpenBackingFile(context, inode->path.get(), flags,
+                                    CallerKeeps(!(flags & O_TRUNC) || args.kill_suid_gid())));
   const int open_error = fd.valid() ? 0 : errno;
   if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
   if (open_error != 0) return reply.Error(open_error);
@@ -213,8 +213,7 @@ int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const
                    },
                    0, {dir_fd});
   if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
-  const internal::UniqueFd existing(
-      ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  const base::UniqueFd existing(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
   if (!existing.valid() || ::fstat(existing.get(), &st) != 0) return -1;
   if (!S_ISREG(st.st_mode)) {
@@ -241,7 +240,7 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
   wire::EntryOut entry;
   wire::OpenOut open;
   const auto create_file = [&](int create_flags) -> int64_t {
-    internal::UniqueFd fd(
+    base::UniqueFd fd(
         CreateOrOpen(context, dir->path.get(), name, create_flags, args.mode(), args.umask()));
     if (!fd.valid()) return -errno;
     if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
@@ -288,17 +287,17 @@ void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& ar
   const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
   if (dir == nullptr) return reply.Error(errno);
   const int flags = BackingFlags(args.flags() & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
-  internal::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()),
-                                     [&] {
-                                       return OpenMakingRoom([&] {
-                                         return ::openat(dir->path.get(), ".", flags | O_CLOEXEC,
-                                                         args.mode());
-                                       });
-                                     },
-                                     0, {dir->path.get()}));
+  base::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()),
+                                 [&] {
+                                   return OpenMakingRoom([&] {
+                                     return ::openat(dir->path.get(), ".", flags | O_CLOEXEC,
+                                                     args.mode());
+                                   });
+                                 },
+                                 0, {dir->path.get()}));
   if (!fd.valid()) return reply.Error(errno);
   Found found;
-  internal::UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
+  base::UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
   if (const int error = inodes_.Adopt(std::move(path), found); error != 0) {
     return reply.Error(error);
   }
@@ -411,7 +410,7 @@ void PassthroughFs::SyncUnknown(uint64_t fh, EmptyReply& reply) {
   const std::shared_ptr<const Inode> root = inodes_.Get(InodeTable::kRootNodeId);
   if (root == nullptr) return reply.Error(errno);
   // syncfs refuses an O_PATH fd.
-  const internal::UniqueFd readable(
+  const base::UniqueFd readable(
       ::openat(root->path.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!readable.valid() || ::syncfs(readable.get()) != 0) return reply.Error(errno);
   reply.Ok();

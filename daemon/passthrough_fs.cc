@@ -74,7 +74,7 @@ int StatOf(int path_fd, struct stat& st) {
 
 }  // namespace
 
-PassthroughFs::PassthroughFs(internal::UniqueFd root, const DaemonOptions& options)
+PassthroughFs::PassthroughFs(base::UniqueFd root, const DaemonOptions& options)
     : inodes_(std::move(root)), options_(options) {}
 
 void PassthroughFs::Init(const Negotiated& negotiated) {

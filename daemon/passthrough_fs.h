@@ -62,7 +62,7 @@ struct SavedFs {
 class PassthroughFs : public Handler {
  public:
   // `root` is an O_PATH fd to SOURCE.
-  PassthroughFs(internal::UniqueFd root, const DaemonOptions& options);
+  PassthroughFs(base::UniqueFd root, const DaemonOptions& options);
 
   void Init(const Negotiated& negotiated) override;
 
@@ -145,7 +145,7 @@ class PassthroughFs : public Handler {
   // uses out of `fds`; InvalidArgument for a record that does not hold together (an fh twice, an
   // fd not carried), after which the filesystem is to be thrown away.
   SavedFs Save();
-  absl::Status Restore(const SavedFs& saved, std::vector<internal::UniqueFd>& fds);
+  absl::Status Restore(const SavedFs& saved, std::vector<base::UniqueFd>& fds);
   // A kept daemon started again after a crash (ringfuse/keeper.h), before the first request.
   // The kernel still holds the node ids and fh values the dead daemon gave out, so this one
   // gives out its own from incarnation << 40 on. A node id from before answers ESTALE; an fh
@@ -184,7 +184,7 @@ class PassthroughFs : public Handler {
   // release or forget them.
   void ForgetUnanswered(uint64_t fh, uint64_t nodeid);
   // After a crash (ReopenAfterCrash).
-  internal::UniqueFd ReopenByHandle(uint64_t nodeid, const std::string& handle, int flags);
+  base::UniqueFd ReopenByHandle(uint64_t nodeid, const std::string& handle, int flags);
   bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
   bool ReopenDirAfterCrash(const OpenFileJournal::Entry& entry);
   // The result of a change (a count, an fh or 0, or -errno), made once across crashes
@@ -264,7 +264,7 @@ class PassthroughFs : public Handler {
   // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
   // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
   // errno to answer the open with.
-  int NewHandle(internal::UniqueFd fd, uint64_t nodeid, int flags, bool direct, wire::OpenOut& out);
+  int NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct, wire::OpenOut& out);
   void List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
   void ChangeXattr(const RequestContext& context, EmptyReply reply,

@@ -12,7 +12,7 @@ namespace ringfuse::daemon {
 namespace {
 
 // Takes fd `index` out of `fds`, each once.
-absl::StatusOr<internal::UniqueFd> Take(std::vector<internal::UniqueFd>& fds, int index) {
+absl::StatusOr<base::UniqueFd> Take(std::vector<base::UniqueFd>& fds, int index) {
   if (index < 0 || static_cast<size_t>(index) >= fds.size() || !fds[index].valid()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "the handed-over open files name fd %d, which the handover did not carry (or twice)",
@@ -43,10 +43,10 @@ SavedFs PassthroughFs::Save() {
   return saved;
 }
 
-absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<internal::UniqueFd>& fds) {
+absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<base::UniqueFd>& fds) {
   if (absl::Status table = inodes_.Restore(saved.table, fds); !table.ok()) return table;
   for (const SavedFs::File& file : saved.files) {
-    absl::StatusOr<internal::UniqueFd> fd = Take(fds, file.fd);
+    absl::StatusOr<base::UniqueFd> fd = Take(fds, file.fd);
     if (!fd.ok()) return fd.status();
     auto handle = std::make_unique<FileHandle>(std::move(*fd), file.flags);
     if (file.passthrough) handle->set_passthrough();
@@ -58,7 +58,7 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<internal::
     if (!open_files_.Restore(file.fh, std::move(handle))) return FhTwice(file.fh);
   }
   for (const SavedFs::Dir& dir : saved.dirs) {
-    absl::StatusOr<internal::UniqueFd> fd = Take(fds, dir.fd);
+    absl::StatusOr<base::UniqueFd> fd = Take(fds, dir.fd);
     if (!fd.ok()) return fd.status();
     DIR* stream = ::fdopendir(fd->get());
     if (stream == nullptr) return absl::InvalidArgumentError("a handed-over fh is no directory");
@@ -68,7 +68,7 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<internal::
     if (!open_dirs_.Restore(dir.fh, std::move(handle))) return FhTwice(dir.fh);
   }
   for (const OwnerLocks::Saved& open : saved.owner_opens) {
-    absl::StatusOr<internal::UniqueFd> fd = Take(fds, open.fd);
+    absl::StatusOr<base::UniqueFd> fd = Take(fds, open.fd);
     if (!fd.ok()) return fd.status();
     owner_locks_.Restore(open, std::move(*fd));
   }
@@ -114,23 +114,23 @@ size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
 // or not) is no open file of that node, and opening it as root would serve anything. Only a
 // regular file or a directory, as the record's flags say: the daemon opens nothing else (a
 // FIFO's open would block recovery for good, a device's would pass nodev).
-internal::UniqueFd PassthroughFs::ReopenByHandle(uint64_t nodeid, const std::string& handle,
-                                                 int flags) {
+base::UniqueFd PassthroughFs::ReopenByHandle(uint64_t nodeid, const std::string& handle,
+                                             int flags) {
   const std::shared_ptr<const Inode> node = inodes_.Get(nodeid);
-  if (node == nullptr) return internal::UniqueFd();
-  const internal::UniqueFd inode = inodes_.handles().Open(handle);
+  if (node == nullptr) return base::UniqueFd();
+  const base::UniqueFd inode = inodes_.handles().Open(handle);
   struct stat st {};
   const bool directory = (flags & O_DIRECTORY) != 0;
   if (!inode.valid() || ::fstat(inode.get(), &st) != 0 || st.st_dev != node->dev ||
       st.st_ino != node->ino || !(directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
-    return internal::UniqueFd();
+    return base::UniqueFd();
   }
-  return internal::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(),
-                                   (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC));
+  return base::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(),
+                               (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC));
 }
 
 bool PassthroughFs::ReopenFileAfterCrash(const OpenFileJournal::Entry& entry) {
-  internal::UniqueFd fd = ReopenByHandle(entry.nodeid, entry.handle, entry.flags);
+  base::UniqueFd fd = ReopenByHandle(entry.nodeid, entry.handle, entry.flags);
   if (!fd.valid() ||
       !open_files_.Restore(entry.fh, std::make_unique<FileHandle>(std::move(fd), entry.flags))) {
     return false;
@@ -142,7 +142,7 @@ bool PassthroughFs::ReopenFileAfterCrash(const OpenFileJournal::Entry& entry) {
 // Where the dead daemon's stream stood is not known: the next listing seeks to the cookie the
 // kernel asks for, the backing directory's own, so it goes on where it stopped.
 bool PassthroughFs::ReopenDirAfterCrash(const OpenFileJournal::Entry& entry) {
-  internal::UniqueFd fd = ReopenByHandle(entry.nodeid, entry.handle, O_RDONLY | O_DIRECTORY);
+  base::UniqueFd fd = ReopenByHandle(entry.nodeid, entry.handle, O_RDONLY | O_DIRECTORY);
   DIR* dir = fd.valid() ? ::fdopendir(fd.get()) : nullptr;
   if (dir == nullptr) return false;
   fd.release();  // the stream's now

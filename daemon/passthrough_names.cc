@@ -153,15 +153,15 @@ void PassthroughFs::Rmdir(const RequestContext& context, const op::Rmdir& args, 
 // flag, an exchange too, whose names both exist either way.
 void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args,
                            EmptyReply reply) {
-  const std::shared_ptr<const Inode> new_dir = inodes_.Get(args.newdir);
+  const std::shared_ptr<const Inode> new_dir = inodes_.Get(args.newdir());
   if (new_dir == nullptr) return reply.Error(errno);
   if (!IsPlainName(args.new_name)) return reply.Error(EINVAL);
   const std::string new_name(args.new_name);
-  const std::shared_ptr<const Inode> replaced = inodes_.NodeNamed(args.newdir, new_name);
+  const std::shared_ptr<const Inode> replaced = inodes_.NodeNamed(args.newdir(), new_name);
   ChangeEntry(
       context, args.old_name, new_dir->path.get(),
       [&](int dir, const char* name) {
-        return ::renameat2(dir, name, new_dir->path.get(), new_name.c_str(), args.flags);
+        return ::renameat2(dir, name, new_dir->path.get(), new_name.c_str(), args.flags());
       },
       InodeNamed,
       [&](int, const char*, uint64_t moved) {
@@ -169,8 +169,8 @@ void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args
                InodeNamed(new_dir->path.get(), new_name.c_str()) == moved;
       },
       [&] {
-        inodes_.Renamed(context.nodeid(), args.old_name, args.newdir, new_name,
-                        (args.flags & RENAME_EXCHANGE) != 0, replaced);
+        inodes_.Renamed(context.nodeid(), args.old_name, args.newdir(), new_name,
+                        (args.flags() & RENAME_EXCHANGE) != 0, replaced);
       },
       std::move(reply));
 }

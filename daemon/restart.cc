@@ -9,13 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
+#include "base/wait_status.h"
 #include "daemon/handover_state.h"
 #include "daemon/options.h"
 #include "daemon/spawn.h"
 #include "daemon/trusted_program.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
-#include "transport/wait_status.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -28,7 +28,7 @@ std::string Reap(pid_t pid, const std::string& binary) {
   }
   const std::string who = absl::StrFormat("the new process (%s, pid %d)", binary, pid);
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) return absl::StrCat(who, " was killed");
-  return absl::StrCat(who, " ", internal::DescribeExit(status));
+  return absl::StrCat(who, " ", base::DescribeExit(status));
 }
 
 }  // namespace
@@ -37,14 +37,14 @@ absl::StatusOr<RestartReport> RestartDaemon(const Program& successor, Session& s
                                             PassthroughFs& fs, const std::string& revision,
                                             ControlServer& control) {
   // Checked and opened now, and started from this open file: no later rename changes what runs.
-  const absl::StatusOr<internal::UniqueFd> program = OpenTrustedProgram(successor.binary);
+  const absl::StatusOr<base::UniqueFd> program = OpenTrustedProgram(successor.binary);
   if (!program.ok()) return program.status();
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
-    return internal::ErrnoStatus(errno, "socketpair for the handover");
+    return base::ErrnoStatus(errno, "socketpair for the handover");
   }
-  const internal::UniqueFd ours(ends[0]);
-  internal::UniqueFd theirs(ends[1]);
+  const base::UniqueFd ours(ends[0]);
+  base::UniqueFd theirs(ends[1]);
   // In a session of its own, so that it outlives the terminal or service that started this one.
   absl::StatusOr<pid_t> pid = SpawnOpenedWithSocket(program->get(), successor, kTakeoverFdOption,
                                                     theirs.get(), /*new_session=*/true);

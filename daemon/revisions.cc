@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -33,20 +33,20 @@ bool IsDirectory(int dir_fd, const dirent& entry) {
 }  // namespace
 
 absl::StatusOr<RevisionRepo> RevisionRepo::Open(const std::string& path) {
-  internal::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) {
-    return internal::ErrnoStatus(errno, absl::StrFormat("revision repository %s", path));
+    return base::ErrnoStatus(errno, absl::StrFormat("revision repository %s", path));
   }
   return RevisionRepo(path, std::move(fd));
 }
 
-absl::StatusOr<internal::UniqueFd> RevisionRepo::OpenRevision(std::string_view name) const {
+absl::StatusOr<base::UniqueFd> RevisionRepo::OpenRevision(std::string_view name) const {
   if (!IsPlainName(name)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("\"%s\" is not a revision name: one directory name in %s", name, path_));
   }
   const std::string name_string(name);
-  internal::UniqueFd fd(
+  base::UniqueFd fd(
       ::openat(fd_.get(), name_string.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
     const int error = errno;
@@ -54,15 +54,15 @@ absl::StatusOr<internal::UniqueFd> RevisionRepo::OpenRevision(std::string_view n
       return absl::NotFoundError(absl::StrFormat(
           "no revision \"%s\" in %s (each revision is a directory there)", name, path_));
     }
-    return internal::ErrnoStatus(error, absl::StrFormat("revision %s in %s", name, path_));
+    return base::ErrnoStatus(error, absl::StrFormat("revision %s in %s", name, path_));
   }
   return fd;
 }
 
 absl::StatusOr<std::string> RevisionRepo::Newest() const {
-  internal::UniqueFd listing(::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd listing(::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   DIR* dir = listing.valid() ? ::fdopendir(listing.get()) : nullptr;
-  if (dir == nullptr) return internal::ErrnoStatus(errno, absl::StrFormat("listing %s", path_));
+  if (dir == nullptr) return base::ErrnoStatus(errno, absl::StrFormat("listing %s", path_));
   listing.release();
   std::vector<std::string> names;
   while (const dirent* entry = ::readdir(dir)) {
@@ -83,11 +83,11 @@ Publisher::Publisher(RevisionRepo repo, std::string current, InodeTable& table, 
 
 absl::StatusOr<PublishReport> Publisher::Publish(std::string_view revision,
                                                  InvalidationMethod method) {
-  absl::StatusOr<internal::UniqueFd> root = repo_.OpenRevision(revision);
+  absl::StatusOr<base::UniqueFd> root = repo_.OpenRevision(revision);
   if (!root.ok()) return root.status();
   absl::MutexLock lock(&mutex_);
   PublishReport report{std::string(revision), method, {}, {}};
-  const internal::Stopwatch stopwatch;
+  const base::Stopwatch stopwatch;
   const KernelCache cache = table_.ReplaceRoot(std::move(*root));
   current_ = std::string(revision);
   if (note_) note_(current_);

@@ -14,10 +14,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "base/fd.h"
 #include "daemon/inode_table.h"
 #include "daemon/invalidation.h"
 #include "ringfuse/notifier.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -27,17 +27,16 @@ class RevisionRepo {
   static absl::StatusOr<RevisionRepo> Open(const std::string& path);
 
   // An O_PATH fd to the revision's directory; NotFound naming the repository if there is none.
-  absl::StatusOr<internal::UniqueFd> OpenRevision(std::string_view name) const;
+  absl::StatusOr<base::UniqueFd> OpenRevision(std::string_view name) const;
   // The revision served when none is named: the last name in version order ("r9" < "r10").
   absl::StatusOr<std::string> Newest() const;
   const std::string& path() const { return path_; }
 
  private:
-  RevisionRepo(std::string path, internal::UniqueFd fd)
-      : path_(std::move(path)), fd_(std::move(fd)) {}
+  RevisionRepo(std::string path, base::UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
 
   std::string path_;
-  internal::UniqueFd fd_;
+  base::UniqueFd fd_;
 };
 
 struct PublishReport {

@@ -23,8 +23,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "base/fd.h"
 #include "daemon/kept_memory.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -51,7 +51,7 @@ class SlotJournal {
     return std::unique_ptr<SlotJournal>(new SlotJournal(std::move(*memory)));
   }
   // The journal a dead daemon kept in `memfd`; DataLoss for a memfd of another size.
-  static absl::StatusOr<std::unique_ptr<SlotJournal>> Adopt(internal::UniqueFd memfd,
+  static absl::StatusOr<std::unique_ptr<SlotJournal>> Adopt(base::UniqueFd memfd,
                                                             const char* what) {
     absl::StatusOr<KeptMemory> memory = KeptMemory::Adopt(std::move(memfd), kBytes, what);
     if (!memory.ok()) return memory.status();

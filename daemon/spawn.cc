@@ -12,8 +12,8 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
 
 extern char** environ;
 
@@ -83,7 +83,7 @@ class Arguments {
 };
 
 absl::Status SpawnError(int error, const Program& program) {
-  return internal::ErrnoStatus(
+  return base::ErrnoStatus(
       error, program.directory.empty()
                  ? absl::StrFormat("starting %s", program.binary)
                  : absl::StrFormat("starting %s in %s", program.binary, program.directory));
@@ -148,8 +148,8 @@ pid_t StartPlanned(ExecPlan& plan) {
 absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view fd_option,
                                       int socket, bool new_session) {
   // Open only for the spawn: the copy the child inherits.
-  const internal::UniqueFd inheritable(::fcntl(socket, F_DUPFD_CLOEXEC, 3));
-  if (!inheritable.valid()) return internal::ErrnoStatus(errno, "duplicating the socket");
+  const base::UniqueFd inheritable(::fcntl(socket, F_DUPFD_CLOEXEC, 3));
+  if (!inheritable.valid()) return base::ErrnoStatus(errno, "duplicating the socket");
   const Arguments argv(program, fd_option, inheritable.get());
   const SpawnAttributes attributes(new_session);
   const ChildFileActions actions(program.directory, inheritable.get());
@@ -166,14 +166,14 @@ absl::StatusOr<pid_t> SpawnWithSocket(const Program& program, std::string_view f
 absl::StatusOr<pid_t> SpawnOpenedWithSocket(int executable, const Program& program,
                                             std::string_view fd_option, int socket,
                                             bool new_session) {
-  const internal::UniqueFd inheritable(::fcntl(socket, F_DUPFD_CLOEXEC, 3));
-  if (!inheritable.valid()) return internal::ErrnoStatus(errno, "duplicating the socket");
+  const base::UniqueFd inheritable(::fcntl(socket, F_DUPFD_CLOEXEC, 3));
+  if (!inheritable.valid()) return base::ErrnoStatus(errno, "duplicating the socket");
   const Arguments argv(program, fd_option, inheritable.get());
   ExecPlan plan{executable, argv.get(),
                 program.directory.empty() ? nullptr : program.directory.c_str(), inheritable.get(),
                 new_session};
   const pid_t pid = StartPlanned(plan);
-  if (pid < 0) return internal::ErrnoStatus(errno, "vfork");
+  if (pid < 0) return base::ErrnoStatus(errno, "vfork");
   if (plan.error == 0) return pid;
   while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }

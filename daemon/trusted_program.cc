@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "transport/errno_status.h"
+#include "base/errno_status.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -65,12 +65,12 @@ class Resolution {
     Push(absl::string_view(program.data(), program.size()));
   }
 
-  absl::StatusOr<internal::UniqueFd> Run() {
+  absl::StatusOr<base::UniqueFd> Run() {
     if (absl::Status root = EnterRoot(); !root.ok()) return root;
     while (!left_.empty()) {
       const std::string name = std::move(left_.back());
       left_.pop_back();
-      absl::StatusOr<internal::UniqueFd> file = Step(name);
+      absl::StatusOr<base::UniqueFd> file = Step(name);
       if (!file.ok() || file->valid()) return file;
     }
     return Failed(EISDIR, directory_path_);
@@ -86,7 +86,7 @@ class Resolution {
   }
 
   absl::Status EnterRoot() {
-    internal::UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    base::UniqueFd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     struct stat st {};
     if (!root.valid() || ::fstat(root.get(), &st) != 0) return Failed(errno, "/");
     if (absl::Status trusted = Check(st, "/"); !trusted.ok()) return trusted;
@@ -98,10 +98,9 @@ class Resolution {
 
   // Looks `name` up without following it: a directory is entered, a link's target queued, and
   // the file returned if it is the last name; an invalid fd means "go on".
-  absl::StatusOr<internal::UniqueFd> Step(const std::string& name) {
+  absl::StatusOr<base::UniqueFd> Step(const std::string& name) {
     const std::string path = name == ".." ? Parent(directory_path_) : Join(directory_path_, name);
-    internal::UniqueFd found(
-        ::openat(directory_.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd found(::openat(directory_.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!found.valid() || ::fstat(found.get(), &st) != 0) return Failed(errno, path);
     if (S_ISLNK(st.st_mode)) {
@@ -111,14 +110,14 @@ class Resolution {
         return Refused(path, foreign);
       }
       if (absl::Status followed = Follow(found.get(), path); !followed.ok()) return followed;
-      return internal::UniqueFd();
+      return base::UniqueFd();
     }
     if (absl::Status trusted = Check(st, path); !trusted.ok()) return trusted;
     if (S_ISDIR(st.st_mode)) {
       directory_ = std::move(found);
       directory_path_ = path;
       directory_sticky_ = IsSticky(st);
-      return internal::UniqueFd();
+      return base::UniqueFd();
     }
     if (!left_.empty()) return Failed(ENOTDIR, path);
     return found;
@@ -145,14 +144,14 @@ class Resolution {
   }
 
   absl::Status Failed(int error, const std::string& path) const {
-    return internal::ErrnoStatus(error, path == program_
-                                            ? absl::StrCat("starting ", program_)
-                                            : absl::StrFormat("starting %s: %s", program_, path));
+    return base::ErrnoStatus(error, path == program_
+                                        ? absl::StrCat("starting ", program_)
+                                        : absl::StrFormat("starting %s: %s", program_, path));
   }
 
   const std::string& program_;
   std::vector<std::string> left_;  // the next name last
-  internal::UniqueFd directory_;
+  base::UniqueFd directory_;
   std::string directory_path_;
   bool directory_sticky_ = false;
   int links_ = 0;
@@ -160,7 +159,7 @@ class Resolution {
 
 }  // namespace
 
-absl::StatusOr<internal::UniqueFd> OpenTrustedProgram(const std::string& program) {
+absl::StatusOr<base::UniqueFd> OpenTrustedProgram(const std::string& program) {
   if (!program.starts_with('/')) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the program's path must be absolute, not \"%s\"", program));

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -17,6 +17,6 @@ namespace ringfuse::daemon {
 // others may write is passed only with the sticky bit (/tmp), which keeps others from renaming
 // or removing names they do not own: the name looked up there, a link included, must then be
 // root's or this user's. The refusal names the path at fault and why.
-absl::StatusOr<internal::UniqueFd> OpenTrustedProgram(const std::string& program);
+absl::StatusOr<base::UniqueFd> OpenTrustedProgram(const std::string& program);
 
 }  // namespace ringfuse::daemon

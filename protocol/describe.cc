@@ -68,9 +68,9 @@ struct FieldLister {
   }
   void operator()(const op::Rename& a) {
     Name("old", a.old_name);
-    Dec("newdir", a.newdir);
+    Dec("newdir", a.newdir());
     Name("new", a.new_name);
-    Hex("flags", a.flags);
+    Hex("flags", a.flags());
   }
   void operator()(const op::Link& a) {
     Dec("oldnodeid", a.in.oldnodeid);
@@ -191,12 +191,16 @@ void VisitRequestFields(const RequestArgs& args, FieldVisitor& visitor) {
   std::visit(FieldLister{visitor}, args);
 }
 
+}  // namespace ringfuse::internal
+
+namespace ringfuse {
+
 std::string DescribeRequest(const Request& request) {
   const wire::InHeader& h = request.header;
   std::string line = absl::StrFormat("%s unique=%u nodeid=%u uid=%u gid=%u pid=%u",
                                      OpcodeName(h.opcode), h.unique, h.nodeid, h.uid, h.gid, h.pid);
-  LineFields fields(line);
-  VisitRequestFields(request.args, fields);
+  internal::LineFields fields(line);
+  internal::VisitRequestFields(request.args, fields);
   return line;
 }
 
@@ -206,4 +210,4 @@ std::string DescribeReply(uint64_t unique, int32_t error, size_t body_size) {
   return absl::StrFormat("reply unique=%u error=-%s", unique, name ? name : "?");
 }
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse

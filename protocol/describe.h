@@ -1,5 +1,6 @@
 // What a request's arguments say, decoded: one list of which fields each opcode shows, read by
-// the strace-like -d lines (DescribeRequest) and by the JSON trace (ringfuse/json_trace.h).
+// the strace-like lines (DescribeRequest, ringfuse/observer.h) and by the JSON trace
+// (ringfuse/json_trace.h).
 #pragma once
 
 #include <cstdint>
@@ -27,11 +28,5 @@ class FieldVisitor {
 
 // The arguments worth seeing, in wire order; fixed structs in full would drown a debug log.
 void VisitRequestFields(const RequestArgs& args, FieldVisitor& visitor);
-
-// "LOOKUP unique=12 nodeid=1 uid=1000 gid=1000 pid=42 name=\"etc\""
-std::string DescribeRequest(const Request& request);
-
-// "reply unique=12 error=0 (2 bytes)" or "reply unique=12 error=-ENOENT"
-std::string DescribeReply(uint64_t unique, int32_t error, size_t body_size);
 
 }  // namespace ringfuse::internal

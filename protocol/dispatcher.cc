@@ -7,6 +7,9 @@
 #include <variant>
 
 #include "absl/strings/str_format.h"
+#include "ringfuse/protocol/negotiate.h"
+#include "ringfuse/protocol/parse.h"
+#include "ringfuse/protocol/reply_channel.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -146,8 +149,8 @@ void Dispatcher::Route(ParseResult& parsed, const Delivery& delivery) {
   if (observer_ != nullptr) observer_->OnRequest(request);
   const std::optional<OpcodeInfo> info = LookupOpcode(request.header.opcode);
   ReplyToken token = info->replies
-                         ? ReplyToken(ChannelFor(delivery),
-                                      ReplyTarget{request.header.unique, delivery.slot}, observer_)
+                         ? ChannelFor(delivery)->Promise(
+                               ReplyTarget{request.header.unique, delivery.slot}, observer_)
                          : ReplyToken();
   const bool is_init = request.opcode == Opcode::kInit;
   const ConnectionState expected =
@@ -182,7 +185,8 @@ void Dispatcher::Reject(const ParseError& error, const Delivery& delivery) {
                                            : "answered with EIO";
   diagnostics_.Report(absl::StrFormat("malformed request: %s; %s", error.ToString(), outcome));
   if (answerable) {
-    ReplyToken(ChannelFor(delivery), ReplyTarget{*error.unique, delivery.slot}, observer_)
+    ChannelFor(delivery)
+        ->Promise(ReplyTarget{*error.unique, delivery.slot}, observer_)
         .Error(answer);
   }
 }

@@ -14,6 +14,8 @@
 #include "ringfuse/handler.h"
 #include "ringfuse/init.h"
 #include "ringfuse/observer.h"
+#include "ringfuse/protocol/parse.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/reply.h"
 #include "ringfuse/request.h"
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ringfuse/protocol/negotiate.h"
 
 namespace ringfuse {
 namespace {

@@ -113,31 +113,32 @@ absl::Status CheckName(std::string_view name) {
 
 }  // namespace
 
-Notification EncodeNotifyPoll(uint64_t kernel_handle) {
+Notification Notification::Poll(uint64_t kernel_handle) {
   return NotificationBuilder::Make(wire::NotifyCode::kPoll,
                                    wire::NotifyPollWakeupOut{kernel_handle});
 }
 
-Notification EncodeNotifyInvalInode(uint64_t nodeid, int64_t offset, int64_t length) {
+Notification Notification::InvalInode(uint64_t nodeid, int64_t offset, int64_t length) {
   return NotificationBuilder::Make(wire::NotifyCode::kInvalInode,
                                    wire::NotifyInvalInodeOut{nodeid, offset, length});
 }
 
-absl::StatusOr<Notification> EncodeNotifyInvalEntry(uint64_t parent, std::string_view name,
-                                                    uint32_t flags) {
+absl::StatusOr<Notification> Notification::InvalEntry(uint64_t parent, std::string_view name,
+                                                      uint32_t flags) {
   if (absl::Status status = CheckName(name); !status.ok()) return status;
   const wire::NotifyInvalEntryOut fixed{parent, static_cast<uint32_t>(name.size()), flags};
   return NotificationBuilder::Make(wire::NotifyCode::kInvalEntry, fixed, AsBytes(name), kNul);
 }
 
-absl::StatusOr<Notification> EncodeNotifyDelete(uint64_t parent, uint64_t child,
-                                                std::string_view name) {
+absl::StatusOr<Notification> Notification::Delete(uint64_t parent, uint64_t child,
+                                                  std::string_view name) {
   if (absl::Status status = CheckName(name); !status.ok()) return status;
   const wire::NotifyDeleteOut fixed{parent, child, static_cast<uint32_t>(name.size()), 0};
   return NotificationBuilder::Make(wire::NotifyCode::kDelete, fixed, AsBytes(name), kNul);
 }
 
-absl::StatusOr<Notification> EncodeNotifyStore(uint64_t nodeid, uint64_t offset, ConstBytes data) {
+absl::StatusOr<Notification> Notification::Store(uint64_t nodeid, uint64_t offset,
+                                                 ConstBytes data) {
   if (data.size() > std::numeric_limits<uint32_t>::max() - sizeof(wire::NotifyStoreOut) -
                         sizeof(wire::OutHeader)) {
     return absl::InvalidArgumentError(
@@ -147,19 +148,19 @@ absl::StatusOr<Notification> EncodeNotifyStore(uint64_t nodeid, uint64_t offset,
   return NotificationBuilder::Make(wire::NotifyCode::kStore, fixed, data);
 }
 
-Notification EncodeNotifyRetrieve(uint64_t notify_unique, uint64_t nodeid, uint64_t offset,
-                                  uint32_t size) {
+Notification Notification::Retrieve(uint64_t notify_unique, uint64_t nodeid, uint64_t offset,
+                                    uint32_t size) {
   return NotificationBuilder::Make(wire::NotifyCode::kRetrieve,
                                    wire::NotifyRetrieveOut{notify_unique, nodeid, offset, size, 0});
 }
 
-Notification EncodeNotifyResend() { return NotificationBuilder::Bare(wire::NotifyCode::kResend); }
+Notification Notification::Resend() { return NotificationBuilder::Bare(wire::NotifyCode::kResend); }
 
-Notification EncodeNotifyIncEpoch() {
+Notification Notification::IncEpoch() {
   return NotificationBuilder::Bare(wire::NotifyCode::kIncEpoch);
 }
 
-absl::StatusOr<Notification> EncodeNotifyPrune(std::span<const uint64_t> nodeids) {
+absl::StatusOr<Notification> Notification::Prune(std::span<const uint64_t> nodeids) {
   constexpr size_t kMaxIds = (std::numeric_limits<uint32_t>::max() - sizeof(wire::OutHeader) -
                               sizeof(wire::NotifyPruneOut)) /
                              sizeof(uint64_t);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "protocol/reply_parts.h"
+#include "ringfuse/protocol/reply_channel.h"
 
 namespace ringfuse {
 namespace {
@@ -25,6 +26,11 @@ size_t AlignDirent(size_t size) {
 int32_t KernelError(int errno_value) {
   if (errno_value <= 0 || errno_value >= kFirstRejectedErrno) return -EIO;
   return -errno_value;
+}
+
+ReplyToken::ReplyToken(ReplyChannel* channel, ReplyTarget target, ReplyObserver* observer)
+    : channel_(channel), target_(target), observer_(observer) {
+  if (channel_ != nullptr) channel_->outstanding_.fetch_add(1, std::memory_order_relaxed);
 }
 
 ReplyToken& ReplyToken::operator=(ReplyToken&& other) noexcept {

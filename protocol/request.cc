@@ -4,8 +4,9 @@
 #include <concepts>
 
 #include "absl/strings/str_format.h"
-#include "protocol/reader.h"
+#include "base/reader.h"
 #include "protocol/request_unique.h"
+#include "ringfuse/protocol/parse.h"
 
 namespace ringfuse {
 namespace {
@@ -112,7 +113,7 @@ class ArgumentParser {
   op::Rmdir Parse(Tag<Opcode::kRmdir>) { return {EntryName()}; }
   op::Rename Parse(Tag<Opcode::kRename>) {
     const auto in = Fixed<wire::RenameIn>();
-    return Rename(in.newdir, 0);
+    return Rename(wire::Rename2In{.newdir = in.newdir, .flags = 0, .padding = 0});
   }
   op::Link Parse(Tag<Opcode::kLink>) {
     const auto in = Fixed<wire::LinkIn>();
@@ -170,10 +171,7 @@ class ArgumentParser {
   }
   op::Fallocate Parse(Tag<Opcode::kFallocate>) { return {Fixed<wire::FallocateIn>()}; }
   op::Readdirplus Parse(Tag<Opcode::kReaddirplus>) { return {ReadSize("readdirplus size")}; }
-  op::Rename Parse(Tag<Opcode::kRename2>) {
-    const auto in = Fixed<wire::Rename2In>();
-    return Rename(in.newdir, in.flags);
-  }
+  op::Rename Parse(Tag<Opcode::kRename2>) { return Rename(Fixed<wire::Rename2In>()); }
   op::Lseek Parse(Tag<Opcode::kLseek>) { return {Fixed<wire::LseekIn>()}; }
   op::CopyFileRange Parse(Tag<Opcode::kCopyFileRange>) {
     return {Fixed<wire::CopyFileRangeIn>(), false};
@@ -194,14 +192,14 @@ class ArgumentParser {
   }
 
   // RENAME and RENAME2 after their fixed structs: the two names.
-  op::Rename Rename(uint64_t newdir, uint32_t flags) {
+  op::Rename Rename(const wire::Rename2In& in) {
     const std::string_view old_name = Name("old name", wire::kNameMax);
-    return {newdir, flags, old_name, Name("new name", wire::kNameMax)};
+    return {in, old_name, Name("new name", wire::kNameMax)};
   }
 
   const wire::InHeader& header_;
-  internal::Reader fixed_;
-  internal::Reader tail_;
+  base::Reader fixed_;
+  base::Reader tail_;
   const ParseContext& context_;
   std::optional<ParseError> error_;
 };
@@ -223,7 +221,7 @@ std::optional<ParseError> ParseExtensions(const wire::InHeader& header, ConstByt
                                           Extensions& out) {
   const ParseError bad{ParseErrorKind::kBadExtension, header.opcode, header.unique, "extension"};
   out.raw = raw;
-  internal::Reader reader(raw);
+  base::Reader reader(raw);
   while (reader.remaining() > 0) {
     const ConstBytes rest = reader.rest();
     const std::optional<wire::ExtHeader> ext = reader.Read<wire::ExtHeader>();
@@ -233,11 +231,11 @@ std::optional<ParseError> ParseExtensions(const wire::InHeader& header, ConstByt
     }
     const ConstBytes body =
         rest.subspan(sizeof(wire::ExtHeader), ext->size - sizeof(wire::ExtHeader));
-    reader = internal::Reader(rest.subspan(ext->size));
+    reader = base::Reader(rest.subspan(ext->size));
     if (ext->type <= wire::kMaxNrSecctx) {
       out.security_context = rest.first(ext->size);
     } else if (ext->type == wire::kExtGroups) {
-      internal::Reader groups(body);
+      base::Reader groups(body);
       const std::optional<wire::SuppGroups> head = groups.Read<wire::SuppGroups>();
       if (!head || uint64_t{head->nr_groups} * sizeof(uint32_t) > groups.remaining()) return bad;
       out.supp_groups = RecordArray<uint32_t>(groups.rest(), head->nr_groups);
@@ -306,7 +304,7 @@ std::string ParseError::ToString() const {
 absl::Status ParseError::ToStatus() const { return absl::InvalidArgumentError(ToString()); }
 
 ParseResult ParseRequest(ConstBytes message, const ParseContext& context) {
-  internal::Reader reader(message);
+  base::Reader reader(message);
   const std::optional<wire::InHeader> header = reader.Read<wire::InHeader>();
   if (!header) {
     ParseError error{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
@@ -331,7 +329,7 @@ ParseResult ParseRequest(ConstBytes message, const ParseContext& context) {
 
 ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes payload,
                              const ParseContext& context) {
-  const std::optional<wire::InHeader> header = internal::Reader(in_out).Read<wire::InHeader>();
+  const std::optional<wire::InHeader> header = base::Reader(in_out).Read<wire::InHeader>();
   if (!header) return ParseError{ParseErrorKind::kShortHeader, 0, std::nullopt, {}};
   const std::optional<OpcodeInfo> info = LookupOpcode(header->opcode);
   if (info && info->fixed_in_ring_payload) {

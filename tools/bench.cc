@@ -106,7 +106,9 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "base/uring_switch.h"
 #include "daemon/invalidation.h"
+#include "ringfuse/transport_options.h"
 #include "tools/bench_daemon.h"
 #include "tools/bench_handover.h"
 #include "tools/bench_invalidate.h"
@@ -123,8 +125,6 @@
 #include "tools/null_server.h"
 #include "tools/stress_options.h"
 #include "tools/stress_run.h"
-#include "transport/transport.h"
-#include "transport/uring_switch.h"
 
 // Without a value on the command line, each subcommand takes its own default for these.
 ABSL_FLAG(std::optional<std::string>, inodes, std::nullopt,
@@ -229,7 +229,7 @@ int NotifyFloor() {
     std::printf("ringfuse-bench: skipped: %s\n", why->c_str());
     return kSkipped;
   }
-  internal::UringSwitch uring;
+  base::UringSwitch uring;
   if (config.transport == "uring-cmd") {
     if (absl::Status on = uring.TurnOn(); !on.ok()) {
       std::fprintf(stderr, "ringfuse-bench: %s\n", std::string(on.message()).c_str());

@@ -20,13 +20,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
+#include "base/wait_status.h"
 #include "daemon/control_socket.h"
 #include "tools/bench_child.h"
 #include "tools/bench_system.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
-#include "transport/wait_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -84,12 +84,11 @@ std::string RingfusedNextToThisProgram() {
 std::string CtlNextToThisProgram() { return DirectoryOfThisProgram() + "ringfuse-ctl"; }
 
 absl::StatusOr<DaemonProcess> DaemonProcess::Start(const DaemonLaunch& launch) {
-  internal::UniqueFd log(
-      ::open(launch.log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
-  if (!log.valid()) return internal::ErrnoStatus(errno, launch.log);
+  base::UniqueFd log(::open(launch.log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
+  if (!log.valid()) return base::ErrnoStatus(errno, launch.log);
   const pid_t self = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) return internal::ErrnoStatus(errno, "fork");
+  if (pid < 0) return base::ErrnoStatus(errno, "fork");
   if (pid == 0) ExecDaemon(launch, log.get(), self);
   DaemonProcess daemon(pid, launch);
   if (absl::Status status = daemon.AwaitControl(); !status.ok()) return status;
@@ -104,12 +103,11 @@ DaemonProcess::DaemonProcess(DaemonProcess&& other) noexcept
 DaemonProcess::~DaemonProcess() { (void)Stop(); }
 
 absl::Status DaemonProcess::AwaitControl() {
-  const internal::Deadline deadline(kStartTimeout);
+  const base::Deadline deadline(kStartTimeout);
   while (!deadline.passed() && !StopRequested()) {
     if ((exit_status_ = ReapChild(pid_, false))) {
       return absl::UnavailableError(absl::StrFormat("%s %s before serving:\n%s", launch_.binary,
-                                                    internal::DescribeExit(exit_status_),
-                                                    LogText()));
+                                                    base::DescribeExit(exit_status_), LogText()));
     }
     if (daemon::SendControlRequest(launch_.mountpoint, "status", kControlTimeout).ok()) {
       return absl::OkStatus();
@@ -125,7 +123,7 @@ absl::Status DaemonProcess::AwaitControl() {
 std::optional<int> DaemonProcess::EndChild() {
   if (exit_status_) return exit_status_;
   ::kill(pid_, SIGTERM);
-  const internal::Deadline deadline(kStopTimeout);
+  const base::Deadline deadline(kStopTimeout);
   while (!(exit_status_ = ReapChild(pid_, false)) && !deadline.passed()) {
     absl::SleepFor(kPollInterval);
   }
@@ -142,11 +140,11 @@ absl::Status DaemonProcess::Stop() {
   pid_ = -1;
   // EINVAL: the daemon unmounted, as it should have; nothing is left there.
   const bool left_mounted = ::umount2(launch_.mountpoint.c_str(), MNT_DETACH) == 0;
-  if (internal::ExitedCleanly(status) && !left_mounted) {
+  if (base::ExitedCleanly(status) && !left_mounted) {
     return absl::OkStatus();
   }
   return absl::InternalError(
-      absl::StrFormat("%s %s%s:\n%s", launch_.binary, internal::DescribeExit(status),
+      absl::StrFormat("%s %s%s:\n%s", launch_.binary, base::DescribeExit(status),
                       left_mounted ? " and left its mount behind (detached now)" : "", LogText()));
 }
 
@@ -156,7 +154,7 @@ absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request) con
 
 absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request,
                                                  absl::Duration timeout) const {
-  const internal::Stopwatch stopwatch;
+  const base::Stopwatch stopwatch;
   absl::StatusOr<std::string> reply =
       daemon::SendControlRequest(launch_.mountpoint, request, timeout);
   const absl::Duration round_trip = stopwatch.elapsed();
@@ -171,7 +169,7 @@ absl::StatusOr<ControlAnswer> DaemonProcess::Ask(const std::string& request,
 
 absl::StatusOr<ControlAnswer> DaemonProcess::Restart() {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-    return internal::ErrnoStatus(errno, "becoming a child subreaper");
+    return base::ErrnoStatus(errno, "becoming a child subreaper");
   }
   absl::StatusOr<ControlAnswer> answer = Ask("restart", kRestartTimeout);
   if (!answer.ok()) return answer.status();
@@ -184,7 +182,7 @@ absl::StatusOr<ControlAnswer> DaemonProcess::Restart() {
 }
 
 absl::Status DaemonProcess::FollowTo(pid_t successor) {
-  const internal::Deadline deadline(kStopTimeout);
+  const base::Deadline deadline(kStopTimeout);
   while (!(exit_status_ = ReapChild(pid_, false)) && !deadline.passed()) {
     absl::SleepFor(kPollInterval);
   }
@@ -197,10 +195,9 @@ absl::Status DaemonProcess::FollowTo(pid_t successor) {
         absl::StrFormat("ringfused (pid %d) still ran %s after handing the mount to pid %d",
                         predecessor, absl::FormatDuration(kStopTimeout), successor));
   }
-  if (!internal::ExitedCleanly(ended)) {
+  if (!base::ExitedCleanly(ended)) {
     return absl::InternalError(absl::StrFormat("ringfused (pid %d) %s after handing over:\n%s",
-                                               predecessor, internal::DescribeExit(ended),
-                                               LogText()));
+                                               predecessor, base::DescribeExit(ended), LogText()));
   }
   return absl::OkStatus();
 }
@@ -210,9 +207,9 @@ absl::StatusOr<absl::Duration> DaemonProcess::KillAndAwaitRecovery() {
   std::ifstream children("/proc/" + keeper + "/task/" + keeper + "/children");
   pid_t dead = -1;
   if (!(children >> dead)) return absl::FailedPreconditionError("the keeper runs no daemon");
-  const internal::Stopwatch since_kill;
-  if (::kill(dead, SIGKILL) != 0) return internal::ErrnoStatus(errno, "killing the daemon");
-  const internal::Deadline deadline(kStartTimeout);
+  const base::Stopwatch since_kill;
+  if (::kill(dead, SIGKILL) != 0) return base::ErrnoStatus(errno, "killing the daemon");
+  const base::Deadline deadline(kStartTimeout);
   while (!deadline.passed()) {
     absl::StatusOr<ControlAnswer> status = Ask("status", kStartTimeout);
     absl::StatusOr<double> serving =
@@ -221,8 +218,8 @@ absl::StatusOr<absl::Duration> DaemonProcess::KillAndAwaitRecovery() {
       return since_kill.elapsed();
     }
     if ((exit_status_ = ReapChild(pid_, false))) {
-      return absl::UnavailableError(absl::StrFormat(
-          "the keeper %s after the kill:\n%s", internal::DescribeExit(exit_status_), LogText()));
+      return absl::UnavailableError(absl::StrFormat("the keeper %s after the kill:\n%s",
+                                                    base::DescribeExit(exit_status_), LogText()));
     }
     absl::SleepFor(absl::Microseconds(200));
   }

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
 #include "tools/bench_daemon.h"
 #include "tools/bench_system.h"
 #include "tools/bench_tree.h"
 #include "tools/handover_report.h"
 #include "tools/stat_loop.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -76,7 +76,7 @@ absl::Status CheckServedOn(const DaemonProcess& daemon, int nodes, const std::st
         "the inode table has %.0f nodes after the restart, %d before", *now, nodes));
   }
   struct stat st;
-  if (::lstat(cached.c_str(), &st) != 0) return internal::ErrnoStatus(errno, cached);
+  if (::lstat(cached.c_str(), &st) != 0) return base::ErrnoStatus(errno, cached);
   return absl::OkStatus();
 }
 
@@ -130,7 +130,7 @@ absl::StatusOr<HandoverSample> MeasureRestart(DaemonProcess& daemon,
 
 absl::Status MakeDirectories(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
-    if (::mkdir(path.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, path);
+    if (::mkdir(path.c_str(), 0755) != 0) return base::ErrnoStatus(errno, path);
   }
   return absl::OkStatus();
 }
@@ -158,7 +158,7 @@ absl::StatusOr<CrashSample> MeasureCrash(DaemonProcess& daemon, const std::strin
   sample.recovery_us = absl::ToDoubleMicroseconds(*recovered);
   Record(seen, "the crash", sample);
   for (double* walk : {&sample.first_walk_us, &sample.cached_walk_us}) {
-    const internal::Stopwatch walking;
+    const base::Stopwatch walking;
     if (absl::Status walked = Walk(mountpoint, tree); !walked.ok()) return walked;
     *walk = absl::ToDoubleMicroseconds(walking.elapsed());
   }
@@ -181,7 +181,7 @@ absl::StatusOr<ServedTree> ServeTree(const HandoverConfig& config, int inodes,
   if (!dir.ok()) return dir.status();
   const std::string source = dir->path() + "/source", mountpoint = dir->path() + "/mnt";
   if (absl::Status made = MakeDirectories({source, mountpoint}); !made.ok()) return made;
-  const internal::Stopwatch building;
+  const base::Stopwatch building;
   absl::StatusOr<Tree> tree = BuildTree(source, inodes);
   if (!tree.ok()) return tree.status();
   const absl::Duration built = building.elapsed();
@@ -194,7 +194,7 @@ absl::StatusOr<ServedTree> ServeTree(const HandoverConfig& config, int inodes,
                             .log = dir->path() + "/ringfused.log",
                             .keeper = keeper});
   if (!daemon.ok()) return daemon.status();
-  const internal::Stopwatch walking;
+  const base::Stopwatch walking;
   absl::StatusOr<int> nodes = Load(*daemon, mountpoint, *tree, inodes);
   if (!nodes.ok()) return nodes.status();
   std::printf(

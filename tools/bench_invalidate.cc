@@ -8,12 +8,12 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
+#include "base/uring_switch.h"
 #include "tools/bench_daemon.h"
 #include "tools/bench_report.h"
 #include "tools/bench_system.h"
 #include "tools/bench_tree.h"
-#include "transport/errno_status.h"
-#include "transport/uring_switch.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -123,7 +123,7 @@ absl::Status MeasureRun(ServedTree& served, const InvalidateConfig& config, int 
 
 absl::Status MakeDirectories(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
-    if (::mkdir(path.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, path);
+    if (::mkdir(path.c_str(), 0755) != 0) return base::ErrnoStatus(errno, path);
   }
   return absl::OkStatus();
 }
@@ -165,7 +165,7 @@ absl::StatusOr<TreeResult> MeasureTree(const InvalidateConfig& config, int inode
 }  // namespace
 
 int RunInvalidate(const InvalidateConfig& config) {
-  internal::UringSwitch uring;
+  base::UringSwitch uring;
   if (config.transport == "uring-cmd") {
     if (absl::Status on = uring.TurnOn(); !on.ok()) {
       std::fprintf(stderr, "ringfuse-bench: %s\n", std::string(on.message()).c_str());

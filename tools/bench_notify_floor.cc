@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/deadline.h"
 #include "ringfuse/session.h"
 #include "tools/null_fs.h"
-#include "transport/deadline.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -29,7 +29,7 @@ double Median(std::vector<double> values) {
 
 // Microseconds per message for `count` calls of `send`, each of which must come back NotFound.
 double TimePerMessage(int count, const std::function<absl::Status(int)>& send, bool& all_absent) {
-  const internal::Stopwatch stopwatch;
+  const base::Stopwatch stopwatch;
   for (int i = 0; i < count; ++i) {
     if (!absl::IsNotFound(send(i))) all_absent = false;
   }

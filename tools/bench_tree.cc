@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -44,16 +44,16 @@ absl::Status MakeEntry(const std::vector<std::string>& roots, const std::string&
     const std::string target = EntryName(index - 1);
     for (const std::string& root : roots) {
       const std::string link = root + "/" + path;
-      if (::symlink(target.c_str(), link.c_str()) != 0) return internal::ErrnoStatus(errno, link);
+      if (::symlink(target.c_str(), link.c_str()) != 0) return base::ErrnoStatus(errno, link);
     }
     return absl::OkStatus();
   }
   const std::string first = roots.front() + "/" + path;
-  internal::UniqueFd file(::open(first.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
-  if (!file.valid()) return internal::ErrnoStatus(errno, first);
+  base::UniqueFd file(::open(first.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+  if (!file.valid()) return base::ErrnoStatus(errno, first);
   for (size_t r = 1; r < roots.size(); ++r) {
     const std::string other = roots[r] + "/" + path;
-    if (::link(first.c_str(), other.c_str()) != 0) return internal::ErrnoStatus(errno, other);
+    if (::link(first.c_str(), other.c_str()) != 0) return base::ErrnoStatus(errno, other);
   }
   return absl::OkStatus();
 }
@@ -61,7 +61,7 @@ absl::Status MakeEntry(const std::vector<std::string>& roots, const std::string&
 absl::Status MakeDirectory(const std::vector<std::string>& roots, const std::string& path) {
   for (const std::string& root : roots) {
     const std::string full = root + "/" + path;
-    if (::mkdir(full.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, full);
+    if (::mkdir(full.c_str(), 0755) != 0) return base::ErrnoStatus(errno, full);
   }
   return absl::OkStatus();
 }
@@ -93,7 +93,7 @@ absl::StatusOr<Tree> BuildInto(const std::vector<std::string>& roots, int inodes
 
 absl::StatusOr<TempDir> TempDir::Create(const std::string& prefix) {
   std::string path = absl::StrFormat("/tmp/%s.XXXXXX", prefix);
-  if (::mkdtemp(path.data()) == nullptr) return internal::ErrnoStatus(errno, "mkdtemp in /tmp");
+  if (::mkdtemp(path.data()) == nullptr) return base::ErrnoStatus(errno, "mkdtemp in /tmp");
   return TempDir(std::move(path));
 }
 
@@ -107,7 +107,7 @@ absl::StatusOr<Tree> BuildRevisions(const std::string& repo, int inodes) {
   const std::vector<std::string> roots = {repo + "/" + kFirstRevision,
                                           repo + "/" + kSecondRevision};
   for (const std::string& root : roots) {
-    if (::mkdir(root.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, root);
+    if (::mkdir(root.c_str(), 0755) != 0) return base::ErrnoStatus(errno, root);
   }
   return BuildInto(roots, inodes);
 }
@@ -120,7 +120,7 @@ absl::Status Walk(const std::string& root, const Tree& tree) {
   struct stat st;
   for (const std::string& path : tree.paths) {
     const std::string full = root + "/" + path;
-    if (::lstat(full.c_str(), &st) != 0) return internal::ErrnoStatus(errno, full);
+    if (::lstat(full.c_str(), &st) != 0) return base::ErrnoStatus(errno, full);
   }
   return absl::OkStatus();
 }

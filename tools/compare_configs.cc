@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "transport/transport.h"
+#include "ringfuse/transport_options.h"
 
 namespace ringfuse::tools {
 namespace {

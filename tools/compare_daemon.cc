@@ -15,12 +15,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
+#include "base/wait_status.h"
 #include "tools/bench_child.h"
 #include "tools/bench_system.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
-#include "transport/wait_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -42,7 +42,7 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(10);
 
 // Waits for the child to end, at most `timeout`.
 std::optional<int> ReapWithin(pid_t pid, absl::Duration timeout) {
-  const internal::Deadline deadline(timeout);
+  const base::Deadline deadline(timeout);
   std::optional<int> status;
   while (!(status = ReapChild(pid, false)) && !deadline.passed()) absl::SleepFor(kPollInterval);
   return status;
@@ -70,11 +70,11 @@ bool IsFuseMount(const std::string& path) {
 absl::StatusOr<MountedDaemon> MountedDaemon::Start(const std::vector<std::string>& argv,
                                                    const std::string& mountpoint,
                                                    const std::string& log) {
-  internal::UniqueFd log_fd(::open(log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
-  if (!log_fd.valid()) return internal::ErrnoStatus(errno, log);
+  base::UniqueFd log_fd(::open(log.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644));
+  if (!log_fd.valid()) return base::ErrnoStatus(errno, log);
   const pid_t self = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) return internal::ErrnoStatus(errno, "fork");
+  if (pid < 0) return base::ErrnoStatus(errno, "fork");
   if (pid == 0) ExecDaemon(argv, log_fd.get(), self);
   MountedDaemon daemon(pid, mountpoint, log);
   if (absl::Status mounted = daemon.AwaitMount(); !mounted.ok()) {
@@ -93,11 +93,11 @@ MountedDaemon::MountedDaemon(MountedDaemon&& other) noexcept
 MountedDaemon::~MountedDaemon() { (void)Stop(); }
 
 absl::Status MountedDaemon::AwaitMount() {
-  const internal::Deadline deadline(kMountTimeout);
+  const base::Deadline deadline(kMountTimeout);
   while (!deadline.passed() && !StopRequested()) {
     if ((exit_status_ = ReapChild(pid_, false))) {
-      return absl::UnavailableError(absl::StrFormat(
-          "the daemon %s before mounting:\n%s", internal::DescribeExit(exit_status_), LogText()));
+      return absl::UnavailableError(absl::StrFormat("the daemon %s before mounting:\n%s",
+                                                    base::DescribeExit(exit_status_), LogText()));
     }
     if (IsFuseMount(mountpoint_)) return absl::OkStatus();
     absl::SleepFor(kPollInterval);
@@ -124,11 +124,11 @@ absl::Status MountedDaemon::Stop() {
     exit_status_ = ReapChild(pid_, true);
   }
   pid_ = -1;
-  if (!killed && !left_mounted && internal::ExitedCleanly(exit_status_)) {
+  if (!killed && !left_mounted && base::ExitedCleanly(exit_status_)) {
     return absl::OkStatus();
   }
   return absl::InternalError(
-      absl::StrFormat("the daemon %s%s%s:\n%s", internal::DescribeExit(exit_status_),
+      absl::StrFormat("the daemon %s%s%s:\n%s", base::DescribeExit(exit_status_),
                       killed ? " (SIGKILL after SIGTERM did not end it)" : "",
                       left_mounted ? " and left its mount behind (detached now)" : "", LogText()));
 }

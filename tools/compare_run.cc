@@ -8,13 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/uring_switch.h"
 #include "tools/bench_system.h"
 #include "tools/compare_daemon.h"
 #include "tools/compare_tree.h"
 #include "tools/compare_workloads.h"
 #include "tools/daemon_meters.h"
 #include "tools/proc_stats.h"
-#include "transport/uring_switch.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -151,7 +151,7 @@ void RunConfigRound(const CompareOptions& options, const CompareConfig& config, 
   if (config.kind == CompareConfig::Kind::kNative) {
     return RunWorkloads(options, config, target, 0, recorder);
   }
-  internal::UringSwitch uring;  // the machine's setting comes back when this config is done
+  base::UringSwitch uring;  // the machine's setting comes back when this config is done
   if (config.needs_uring_switch) {
     if (absl::Status on = uring.TurnOn(); !on.ok()) {
       return recorder.NoteAll(options, ErrorNote(on));

@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -23,7 +23,7 @@ absl::Status WriteAll(int fd, const void* data, size_t size, const std::string& 
   while (size > 0) {
     const ssize_t written = ::write(fd, bytes, size);
     if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return internal::ErrnoStatus(errno, what);
+    if (written <= 0) return base::ErrnoStatus(errno, what);
     bytes += written;
     size -= static_cast<size_t>(written);
   }
@@ -31,11 +31,11 @@ absl::Status WriteAll(int fd, const void* data, size_t size, const std::string& 
 }
 
 absl::Status MakeSmallFiles(const std::string& dir, int files) {
-  if (::mkdir(dir.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, dir);
+  if (::mkdir(dir.c_str(), 0755) != 0) return base::ErrnoStatus(errno, dir);
   for (int i = 0; i < files; ++i) {
     const std::string path = absl::StrCat(dir, "/", SmallFileName(i));
-    internal::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
-    if (!fd.valid()) return internal::ErrnoStatus(errno, path);
+    base::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+    if (!fd.valid()) return base::ErrnoStatus(errno, path);
     const std::string content = absl::StrCat("small file ", i, "\n");
     if (absl::Status written = WriteAll(fd.get(), content.data(), content.size(), path);
         !written.ok()) {
@@ -47,8 +47,8 @@ absl::Status MakeSmallFiles(const std::string& dir, int files) {
 
 // Synced, so that the benchmark's reads can drop it from the page cache (clean pages only).
 absl::Status MakeBigFile(const std::string& path, int mib) {
-  internal::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, path);
+  base::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+  if (!fd.valid()) return base::ErrnoStatus(errno, path);
   std::vector<uint64_t> block(kMiB / sizeof(uint64_t));
   std::mt19937_64 random(42);
   for (int i = 0; i < mib; ++i) {
@@ -57,7 +57,7 @@ absl::Status MakeBigFile(const std::string& path, int mib) {
       return written;
     }
   }
-  if (::fsync(fd.get()) != 0) return internal::ErrnoStatus(errno, path);
+  if (::fsync(fd.get()) != 0) return base::ErrnoStatus(errno, path);
   return absl::OkStatus();
 }
 
@@ -67,7 +67,7 @@ std::string SmallFileName(int index) { return absl::StrFormat("f%06d", index); }
 
 absl::StatusOr<SourceTree> SourceTree::Create(const std::string& path, int files, int big_file_mib,
                                               int create_dirs) {
-  if (::mkdir(path.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, path);
+  if (::mkdir(path.c_str(), 0755) != 0) return base::ErrnoStatus(errno, path);
   SourceTree tree(path);  // removed again should any step fail
   if (absl::Status made = MakeSmallFiles(path + "/" + kFilesDir, files); !made.ok()) return made;
   if (absl::Status made = MakeBigFile(path + "/" + kBigFile, big_file_mib); !made.ok()) {
@@ -75,7 +75,7 @@ absl::StatusOr<SourceTree> SourceTree::Create(const std::string& path, int files
   }
   for (int i = 0; i < create_dirs; ++i) {
     const std::string dir = absl::StrCat(path, "/", kCreateDirPrefix, i);
-    if (::mkdir(dir.c_str(), 0755) != 0) return internal::ErrnoStatus(errno, dir);
+    if (::mkdir(dir.c_str(), 0755) != 0) return base::ErrnoStatus(errno, dir);
   }
   return tree;
 }

@@ -21,13 +21,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
 #include "tools/bench_system.h"
 #include "tools/compare_tree.h"
 #include "tools/null_fs.h"
 #include "tools/percentile.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -73,7 +73,7 @@ LoopOutcome RunTimedLoops(int threads, absl::Duration duration, const Operation&
       total += done;
     });
   }
-  const internal::Deadline deadline(duration);
+  const base::Deadline deadline(duration);
   while (!stop && !deadline.passed() && !StopRequested()) {
     absl::SleepFor(std::min(absl::Milliseconds(20), deadline.left()));
   }
@@ -108,7 +108,7 @@ absl::StatusOr<WorkloadResult> StatStorm(const WorkloadTarget& target) {
         const std::string& path =
             paths[(i * threads + static_cast<uint64_t>(thread)) % paths.size()];
         struct stat st;
-        if (::lstat(path.c_str(), &st) != 0) return internal::ErrnoStatus(errno, "lstat " + path);
+        if (::lstat(path.c_str(), &st) != 0) return base::ErrnoStatus(errno, "lstat " + path);
         return absl::OkStatus();
       });
   absl::StatusOr<double> rate = Rate(outcome);
@@ -121,9 +121,9 @@ absl::StatusOr<WorkloadResult> CreateUnlink(const WorkloadTarget& target) {
       RunTimedLoops(target.threads, target.duration, [&](int thread, uint64_t i) -> absl::Status {
         const std::string path = absl::StrCat(target.root, "/", kCreateDirPrefix, thread, "/c", i);
         const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-        if (fd < 0) return internal::ErrnoStatus(errno, "create " + path);
+        if (fd < 0) return base::ErrnoStatus(errno, "create " + path);
         ::close(fd);
-        if (::unlink(path.c_str()) != 0) return internal::ErrnoStatus(errno, "unlink " + path);
+        if (::unlink(path.c_str()) != 0) return base::ErrnoStatus(errno, "unlink " + path);
         return absl::OkStatus();
       });
   absl::StatusOr<double> rate = Rate(outcome);
@@ -134,13 +134,13 @@ absl::StatusOr<WorkloadResult> CreateUnlink(const WorkloadTarget& target) {
 // One pass over the directory; a short listing is an error, not a fast pass.
 absl::Status ListOnce(const std::string& dir, int expected) {
   DIR* stream = ::opendir(dir.c_str());
-  if (stream == nullptr) return internal::ErrnoStatus(errno, "opendir " + dir);
+  if (stream == nullptr) return base::ErrnoStatus(errno, "opendir " + dir);
   int entries = 0;
   errno = 0;
   while (::readdir(stream) != nullptr) ++entries;
   const int error = errno;
   ::closedir(stream);
-  if (error != 0) return internal::ErrnoStatus(error, "readdir " + dir);
+  if (error != 0) return base::ErrnoStatus(error, "readdir " + dir);
   if (entries < expected) {
     return absl::DataLossError(absl::StrCat("readdir saw ", entries, " of ", expected, " entries"));
   }
@@ -165,7 +165,7 @@ absl::StatusOr<WorkloadResult> NullRoundTrip(const WorkloadTarget& target) {
   const LoopOutcome outcome = RunTimedLoops(1, target.duration, [&](int, uint64_t) {
     struct stat st;
     const Clock::time_point before = Clock::now();
-    if (::stat(path.c_str(), &st) != 0) return internal::ErrnoStatus(errno, "stat " + path);
+    if (::stat(path.c_str(), &st) != 0) return base::ErrnoStatus(errno, "stat " + path);
     latencies_us.push_back(
         std::chrono::duration<double, std::micro>(Clock::now() - before).count());
     return absl::OkStatus();
@@ -204,7 +204,7 @@ absl::StatusOr<double> RandomReadIops(int fd, int jobs, uint64_t blocks, absl::D
   const LoopOutcome outcome = RunTimedLoops(jobs, duration, [&](int job, uint64_t) {
     const off_t offset = static_cast<off_t>(randoms[job]() % blocks * kBlock);
     const ssize_t got = ::pread(fd, buffers[job].get(), kBlock, offset);
-    if (got < 0) return internal::ErrnoStatus(errno, "O_DIRECT pread");
+    if (got < 0) return base::ErrnoStatus(errno, "O_DIRECT pread");
     if (got != static_cast<ssize_t>(kBlock)) return absl::DataLossError("short O_DIRECT pread");
     return absl::OkStatus();
   });
@@ -214,8 +214,8 @@ absl::StatusOr<double> RandomReadIops(int fd, int jobs, uint64_t blocks, absl::D
 
 absl::StatusOr<WorkloadResult> RandomRead(const WorkloadTarget& target) {
   const std::string path = target.root + "/" + kBigFile;
-  internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, "open O_DIRECT " + path);
+  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+  if (!fd.valid()) return base::ErrnoStatus(errno, "open O_DIRECT " + path);
   const uint64_t blocks = static_cast<uint64_t>(target.big_file_mib) * kMiB / kBlock;
   WorkloadResult result;
   uint64_t operations = 0;
@@ -231,10 +231,10 @@ absl::StatusOr<WorkloadResult> RandomRead(const WorkloadTarget& target) {
 
 // Clean pages only, which is all there is: the tree was synced, and reads dirty nothing.
 absl::Status EvictFromPageCache(const std::string& path) {
-  internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, "open " + path);
+  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return base::ErrnoStatus(errno, "open " + path);
   if (const int error = ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED); error != 0) {
-    return internal::ErrnoStatus(error, "posix_fadvise DONTNEED " + path);
+    return base::ErrnoStatus(error, "posix_fadvise DONTNEED " + path);
   }
   return absl::OkStatus();
 }
@@ -244,15 +244,15 @@ absl::StatusOr<WorkloadResult> SequentialRead(const WorkloadTarget& target) {
   for (const std::string& copy : {target.source + "/" + kBigFile, path}) {
     if (absl::Status evicted = EvictFromPageCache(copy); !evicted.ok()) return evicted;
   }
-  internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, "open " + path);
+  base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return base::ErrnoStatus(errno, "open " + path);
   const auto buffer = PageAlignedBuffer(kMiB);
   uint64_t bytes = 0, reads = 0;
   const Clock::time_point start = Clock::now();
-  const internal::Deadline deadline(target.duration);
+  const base::Deadline deadline(target.duration);
   while (!deadline.passed() && !StopRequested()) {
     const ssize_t got = ::read(fd.get(), buffer.get(), kMiB);
-    if (got < 0) return internal::ErrnoStatus(errno, "read " + path);
+    if (got < 0) return base::ErrnoStatus(errno, "read " + path);
     if (got == 0) break;
     bytes += static_cast<uint64_t>(got);
     ++reads;
@@ -264,8 +264,8 @@ absl::StatusOr<WorkloadResult> SequentialRead(const WorkloadTarget& target) {
 
 absl::StatusOr<WorkloadResult> SequentialWrite(const WorkloadTarget& target) {
   const std::string path = target.root + "/seqwrite.out";
-  internal::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, "create " + path);
+  base::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644));
+  if (!fd.valid()) return base::ErrnoStatus(errno, "create " + path);
   const auto block = PageAlignedBuffer(kMiB);
   std::mt19937_64 random(7);
   for (size_t at = 0; at < kMiB; at += sizeof(uint64_t)) {
@@ -274,16 +274,15 @@ absl::StatusOr<WorkloadResult> SequentialWrite(const WorkloadTarget& target) {
   }
   uint64_t writes = 0;
   const Clock::time_point start = Clock::now();
-  const internal::Deadline deadline(target.duration);
+  const base::Deadline deadline(target.duration);
   absl::Status status;
   while (writes < static_cast<uint64_t>(target.big_file_mib) && !deadline.passed() &&
          !StopRequested() && status.ok()) {
     const ssize_t written = ::write(fd.get(), block.get(), kMiB);
-    if (written != static_cast<ssize_t>(kMiB))
-      status = internal::ErrnoStatus(errno, "write " + path);
+    if (written != static_cast<ssize_t>(kMiB)) status = base::ErrnoStatus(errno, "write " + path);
     ++writes;
   }
-  if (status.ok() && ::fsync(fd.get()) != 0) status = internal::ErrnoStatus(errno, "fsync " + path);
+  if (status.ok() && ::fsync(fd.get()) != 0) status = base::ErrnoStatus(errno, "fsync " + path);
   const double seconds = SecondsSince(start);
   ::unlink(path.c_str());
   if (status.ok() && StopRequested()) status = absl::CancelledError("stopped");

@@ -27,14 +27,15 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/uring_switch.h"
 #include "tools/null_fs.h"
 #include "tools/null_server.h"
 #include "tools/percentile.h"
 #include "tools/proc_stats.h"
-#include "transport/uring_switch.h"
 
 ABSL_FLAG(std::string, transports, "threads,uring,uring-cmd", "transports to compare");
 ABSL_FLAG(std::string, clients, "1,2", "client thread counts to run");
@@ -134,8 +135,7 @@ int Run() {
     if (!absl::SimpleAtoi(c, &n) || n < 1) return std::fprintf(stderr, "bad --clients\n"), 2;
     client_counts.push_back(n);
   }
-  internal::UringSwitch
-      uring;  // for the uring-cmd rows; the machine's setting comes back at the end
+  base::UringSwitch uring;  // for the uring-cmd rows; the machine's setting comes back at the end
   if (absl::Status on = uring.TurnOn(); !on.ok()) {
     std::fprintf(stderr, "ringfuse-latency: %s\n", std::string(on.message()).c_str());
   }

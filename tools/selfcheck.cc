@@ -9,6 +9,7 @@
 #include "ringfuse/init.h"
 #include "ringfuse/notify.h"
 #include "ringfuse/opcode.h"
+#include "ringfuse/protocol/negotiate.h"
 #include "ringfuse/wire.h"
 
 namespace ringfuse {
@@ -50,7 +51,7 @@ bool CheckNegotiation() {
 }
 
 bool CheckIncEpoch() {
-  const Notification epoch = EncodeNotifyIncEpoch();
+  const Notification epoch = Notification::IncEpoch();
   std::byte bytes[16];
   const size_t size = epoch.CopyTo(bytes);
   std::printf("INC_EPOCH notification (%zu bytes):", size);

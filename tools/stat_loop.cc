@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "transport/deadline.h"
+#include "base/deadline.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -56,7 +56,7 @@ void StatLoop::Run() {
   BlockSignalsInThisThread();
   for (size_t next = 0; !stop_; next = (next + 1) % probes_.size()) {
     const StatProbe& probe = probes_[next];
-    const internal::Stopwatch stopwatch;
+    const base::Stopwatch stopwatch;
     const int error = Call(probe);
     const double us = absl::ToDoubleMicroseconds(stopwatch.elapsed());
     ++result_.calls;

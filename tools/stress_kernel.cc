@@ -48,9 +48,8 @@ void ReplyRecorder::SendReply(const ReplyTarget& target, int32_t error,
   for (ConstBytes part : body) body_.insert(body_.end(), part.begin(), part.end());
 }
 
-StressCaller::StressCaller(internal::Dispatcher& dispatcher, internal::InflightTable& inflight,
-                           size_t slot, uint64_t first_unique)
-    : dispatcher_(dispatcher), inflight_(inflight), slot_(slot), next_unique_(first_unique) {
+StressCaller::StressCaller(MessageServer& server, size_t worker, uint64_t first_unique)
+    : server_(server), worker_(worker), next_unique_(first_unique) {
   message_.reserve(sizeof(wire::InHeader) + 256);
 }
 
@@ -72,9 +71,7 @@ uint64_t StressCaller::Send(Opcode opcode, uint64_t nodeid, ConstBytes args,
     message_.back() = std::byte{0};
   }
   replies_.Clear();
-  const std::atomic<bool>* interrupted = inflight_.Begin(slot_, header.unique);
-  dispatcher_.Dispatch(message_, internal::Delivery{&replies_, slot_, interrupted});
-  inflight_.End(slot_);
+  server_.Serve(worker_, message_, replies_);
   handled_.store(handled_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return header.unique;
 }
@@ -105,16 +102,14 @@ absl::Status StressCaller::Tell(Opcode opcode, uint64_t nodeid, ConstBytes args)
 }
 
 StressKernel::StressKernel(Handler& handler, size_t callers)
-    : inflight_(callers), dispatcher_(handler, unused_replies_, diagnostics_, InitWishes{}) {
-  dispatcher_.set_interrupt_sink(&inflight_);
-}
+    : server_(handler, unused_replies_, callers) {}
 
 absl::Status StressKernel::Init() {
   const wire::InitIn offer = KernelOffer();
   absl::StatusOr<ConstBytes> answer =
       MakeCaller(0)->Call(Opcode::kInit, 0, std::as_bytes(std::span(&offer, 1)));
   if (!answer.ok()) return answer.status();
-  if (dispatcher_.state() != internal::ConnectionState::kRunning) {
+  if (!server_.running()) {
     return absl::InternalError("the dispatcher does not serve after its answer to INIT");
   }
   return absl::OkStatus();
@@ -122,8 +117,7 @@ absl::Status StressKernel::Init() {
 
 std::unique_ptr<StressCaller> StressKernel::MakeCaller(size_t index) {
   ++callers_made_;
-  return std::make_unique<StressCaller>(dispatcher_, inflight_, index,
-                                        callers_made_ << kCallerShift);
+  return std::make_unique<StressCaller>(server_, index, callers_made_ << kCallerShift);
 }
 
 }  // namespace ringfuse::tools

@@ -1,8 +1,8 @@
-// Plays the kernel for ringfuse-bench stress, in-process: no /dev/fuse, no mount. One Dispatcher
-// over the handler is shared by every thread, as the real transports share theirs
-// (transport/threads_transport.cc: one DevFuseReader per thread, each with its own reply channel
-// and its own InflightTable slot); each thread sends requests as wire bytes through its
-// StressCaller and reads the reply back from the caller's own channel.
+// Plays the kernel for ringfuse-bench stress, in-process: no /dev/fuse, no mount. One
+// MessageServer over the handler is shared by every thread, as the real transports share their
+// dispatcher (each thread with its own reply channel and its own worker index); each thread sends
+// requests as wire bytes through its StressCaller and reads the reply back from the caller's own
+// channel.
 #pragma once
 
 #include <atomic>
@@ -13,11 +13,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "protocol/dispatcher.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/opcode.h"
-#include "transport/inflight.h"
-#include "transport/log.h"
+#include "ringfuse/protocol/message_server.h"
+#include "ringfuse/protocol/reply_channel.h"
 
 namespace ringfuse::tools {
 
@@ -47,12 +46,11 @@ class ReplyRecorder : public ReplyChannel {
   std::vector<std::byte> body_;  // the last reply's, its capacity kept from one to the next
 };
 
-// One thread's end of the connection: uniques no other caller uses, its InflightTable slot, its
+// One thread's end of the connection: uniques no other caller uses, its worker index, its
 // replies. Used by one thread at a time.
 class StressCaller {
  public:
-  StressCaller(internal::Dispatcher& dispatcher, internal::InflightTable& inflight, size_t slot,
-               uint64_t first_unique);
+  StressCaller(MessageServer& server, size_t worker, uint64_t first_unique);
 
   // Sends a request (its fixed argument struct `args`, then `name` and a NUL unless empty) and
   // returns the body of its one reply; an error reply, none or two is an error naming the
@@ -68,9 +66,8 @@ class StressCaller {
  private:
   uint64_t Send(Opcode opcode, uint64_t nodeid, ConstBytes args, absl::string_view name);
 
-  internal::Dispatcher& dispatcher_;
-  internal::InflightTable& inflight_;
-  const size_t slot_;
+  MessageServer& server_;
+  const size_t worker_;
   uint64_t next_unique_;
   std::vector<std::byte> message_;  // the request being sent
   ReplyRecorder replies_;
@@ -89,10 +86,8 @@ class StressKernel {
   std::unique_ptr<StressCaller> MakeCaller(size_t index);
 
  private:
-  internal::LoggingDiagnostics diagnostics_;  // says what a malformed request was
-  ReplyRecorder unused_replies_;              // every request names its caller's channel
-  internal::InflightTable inflight_;
-  internal::Dispatcher dispatcher_;
+  ReplyRecorder unused_replies_;  // every request names its caller's channel
+  MessageServer server_;
   uint64_t callers_made_ = 0;
 };
 

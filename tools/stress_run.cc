@@ -65,7 +65,7 @@ int RunStress(const StressOptions& options) {
   if (!tree.ok()) return Fail(std::string(tree.status().message()));
   daemon::DaemonOptions daemon_options;
   daemon_options.source = tree->path();
-  daemon::PassthroughFs fs(internal::UniqueFd(::open(tree->path().c_str(), O_PATH | O_CLOEXEC)),
+  daemon::PassthroughFs fs(base::UniqueFd(::open(tree->path().c_str(), O_PATH | O_CLOEXEC)),
                            daemon_options);
   StressKernel kernel(fs, *std::max_element(options.threads.begin(), options.threads.end()));
   if (absl::Status init = kernel.Init(); !init.ok()) {

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
+#include "base/errno_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -34,7 +34,7 @@ absl::Status WriteFile(const std::string& path, int index) {
 absl::StatusOr<StressTree> StressTree::Create(const std::string& parent, int files) {
   std::string name = parent + "/ringfuse-stress-XXXXXX";
   if (::mkdtemp(name.data()) == nullptr) {
-    return internal::ErrnoStatus(errno, "a temporary directory in " + parent);
+    return base::ErrnoStatus(errno, "a temporary directory in " + parent);
   }
   StressTree tree(name, files);  // removes what was made if a step below fails
   std::error_code error;

@@ -16,11 +16,11 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "transport/connection_keeper.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
-#include "transport/fd.h"
-#include "transport/wait_status.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
+#include "base/wait_status.h"
+#include "ringfuse/keeper.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -59,34 +59,34 @@ class ForwardedSignals {
 
  private:
   sigset_t set_;
-  internal::UniqueFd fd_;
+  base::UniqueFd fd_;
 };
 
 // One daemon's life: started, served (its deposit, its notes), ended.
 class DaemonRun {
  public:
-  DaemonRun(internal::ConnectionKeeper& keeper, ForwardedSignals& signals)
+  DaemonRun(ConnectionKeeper& keeper, ForwardedSignals& signals)
       : keeper_(keeper), signals_(signals) {}
 
   // The daemon's wait status once it ended.
   absl::StatusOr<int> Run(const daemon::Program& program) {
     int ends[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
-      return internal::ErrnoStatus(errno, "socketpair for the keeper");
+      return base::ErrnoStatus(errno, "socketpair for the keeper");
     }
     socket_.reset(ends[0]);
     // A daemon that stops in the middle of a message must not stop the keeper with it.
     const timeval receive_timeout{kReceiveTimeoutSeconds, 0};
     ::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &receive_timeout, sizeof(receive_timeout));
-    internal::UniqueFd theirs(ends[1]);
+    base::UniqueFd theirs(ends[1]);
     keeper_.NewDaemon();
     absl::StatusOr<pid_t> pid = daemon::SpawnWithSocket(program, "--keeper-fd=", theirs.get(),
                                                         /*new_session=*/false);
     if (!pid.ok()) return pid.status();
     pid_ = *pid;
     theirs.reset();  // so that the daemon's end shows as the end of the socket
-    const internal::UniqueFd ended(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
-    if (!ended.valid()) return internal::ErrnoStatus(errno, "pidfd_open for the daemon");
+    const base::UniqueFd ended(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+    if (!ended.valid()) return base::ErrnoStatus(errno, "pidfd_open for the daemon");
     for (;;) {
       absl::StatusOr<bool> over = Ended(ended.get());
       if (!over.ok()) return over.status();
@@ -96,7 +96,7 @@ class DaemonRun {
     pid_t waited;
     while ((waited = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
     }
-    if (waited < 0) return internal::ErrnoStatus(errno, "waiting for the daemon");
+    if (waited < 0) return base::ErrnoStatus(errno, "waiting for the daemon");
     return status;
   }
   bool signalled() const { return signalled_; }
@@ -112,7 +112,7 @@ class DaemonRun {
     const int timeout = held_signal_ != 0 ? kSignalHoldMs : -1;
     if (::poll(fds, 3, timeout) < 0) {
       if (errno == EINTR) return false;
-      return internal::ErrnoStatus(errno, "waiting for the daemon");
+      return base::ErrnoStatus(errno, "waiting for the daemon");
     }
     // Messages first: a deposit or a note the daemon sent just before it died still counts.
     if (fds[2].revents != 0) Listen();
@@ -137,7 +137,7 @@ class DaemonRun {
     if (signal == 0) return;
     signalled_ = true;
     held_signal_ = signal == SIGHUP ? SIGTERM : signal;
-    held_ = internal::Stopwatch();
+    held_ = base::Stopwatch();
   }
   void PassOn(bool now) {
     if (!now) return;
@@ -154,13 +154,13 @@ class DaemonRun {
     socket_.reset();
   }
 
-  internal::ConnectionKeeper& keeper_;
+  ConnectionKeeper& keeper_;
   ForwardedSignals& signals_;
-  internal::UniqueFd socket_;
+  base::UniqueFd socket_;
   pid_t pid_ = -1;
   bool signalled_ = false;
   int held_signal_ = 0;  // to pass on once the daemon serves
-  internal::Stopwatch held_;
+  base::Stopwatch held_;
 };
 
 int ExitCodeOf(int wait_status) {
@@ -175,8 +175,8 @@ int Supervise(const SuperviseOptions& options) {
   // Inherited SIG_IGN would reap the daemon before waitpid could say how it ended.
   ::signal(SIGCHLD, SIG_DFL);
   ForwardedSignals signals;
-  internal::ConnectionKeeper keeper;
-  std::deque<internal::MonotonicClock::time_point> recent_restarts;
+  ConnectionKeeper keeper;
+  std::deque<base::MonotonicClock::time_point> recent_restarts;
   for (;;) {
     DaemonRun run(keeper, signals);
     absl::StatusOr<int> status = run.Run(options.daemon);
@@ -187,13 +187,13 @@ int Supervise(const SuperviseOptions& options) {
     const bool clean = WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
     if (clean || run.signalled()) return ExitCodeOf(*status);
     const std::string how =
-        absl::StrFormat("the daemon (pid %d) %s", run.pid(), internal::DescribeExit(*status));
+        absl::StrFormat("the daemon (pid %d) %s", run.pid(), base::DescribeExit(*status));
     if (!keeper.holds_connection()) {
       Say(how + " before it served a mount: nothing to keep");
       return ExitCodeOf(*status);
     }
     if (!keeper.connection_alive()) return ExitCodeOf(*status);
-    const internal::MonotonicClock::time_point now = internal::MonotonicClock::now();
+    const base::MonotonicClock::time_point now = base::MonotonicClock::now();
     while (!recent_restarts.empty() && now - recent_restarts.front() > kRestartWindow) {
       recent_restarts.pop_front();
     }

@@ -20,9 +20,9 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "tools/trace_format.h"
 #include "tools/trace_summary.h"
-#include "transport/fd.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -74,8 +74,8 @@ int Follow(const std::string& file) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   sigprocmask(SIG_BLOCK, &stop, nullptr);
-  const internal::UniqueFd signals(::signalfd(-1, &stop, SFD_CLOEXEC));
-  const internal::UniqueFd in(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  const base::UniqueFd signals(::signalfd(-1, &stop, SFD_CLOEXEC));
+  const base::UniqueFd in(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (!in.valid() || !signals.valid()) {
     std::fprintf(stderr, "ringfuse-trace: %s: %s\n", file.c_str(), std::strerror(errno));
     return 1;

@@ -14,7 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
+#include "base/errno_status.h"
 
 namespace ringfuse::tools {
 namespace {
@@ -28,7 +28,7 @@ absl::StatusOr<uint64_t> TracepointId(const std::string& tracepoint) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 && ::mount("nodev", kTracefs, "tracefs", 0, nullptr) != 0 &&
       errno != EBUSY) {
-    return internal::ErrnoStatus(errno, absl::StrCat("mount tracefs on ", kTracefs));
+    return base::ErrnoStatus(errno, absl::StrCat("mount tracefs on ", kTracefs));
   }
   std::ifstream file(path);
   uint64_t id = 0;
@@ -36,22 +36,22 @@ absl::StatusOr<uint64_t> TracepointId(const std::string& tracepoint) {
   return id;
 }
 
-absl::StatusOr<internal::UniqueFd> OpenCounter(uint64_t tracepoint_id, pid_t tid,
-                                               const std::string& filter) {
+absl::StatusOr<base::UniqueFd> OpenCounter(uint64_t tracepoint_id, pid_t tid,
+                                           const std::string& filter) {
   perf_event_attr attr{};
   attr.type = PERF_TYPE_TRACEPOINT;
   attr.size = sizeof(attr);
   attr.config = tracepoint_id;
-  internal::UniqueFd fd(
+  base::UniqueFd fd(
       static_cast<int>(::syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC)));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, absl::StrCat("perf_event_open ", tid));
+  if (!fd.valid()) return base::ErrnoStatus(errno, absl::StrCat("perf_event_open ", tid));
   if (!filter.empty() && ::ioctl(fd.get(), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) != 0) {
-    return internal::ErrnoStatus(errno, "PERF_EVENT_IOC_SET_FILTER " + filter);
+    return base::ErrnoStatus(errno, "PERF_EVENT_IOC_SET_FILTER " + filter);
   }
   return fd;
 }
 
-uint64_t ReadCount(const internal::UniqueFd& fd) {
+uint64_t ReadCount(const base::UniqueFd& fd) {
   uint64_t count = 0;
   return ::read(fd.get(), &count, sizeof(count)) == sizeof(count) ? count : 0;
 }
@@ -79,7 +79,7 @@ absl::StatusOr<TracepointCounter> TracepointCounter::Start(const std::vector<pid
   if (!id.ok()) return id.status();
   TracepointCounter counter;
   for (const pid_t tid : tids) {
-    absl::StatusOr<internal::UniqueFd> fd = OpenCounter(*id, tid, filter);
+    absl::StatusOr<base::UniqueFd> fd = OpenCounter(*id, tid, filter);
     if (!fd.ok()) return fd.status();
     counter.per_thread_.push_back(std::move(*fd));
   }
@@ -88,7 +88,7 @@ absl::StatusOr<TracepointCounter> TracepointCounter::Start(const std::vector<pid
 
 uint64_t TracepointCounter::Read() const {
   uint64_t total = 0;
-  for (const internal::UniqueFd& fd : per_thread_) total += ReadCount(fd);
+  for (const base::UniqueFd& fd : per_thread_) total += ReadCount(fd);
   return total;
 }
 

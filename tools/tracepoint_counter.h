@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::tools {
 
@@ -38,7 +38,7 @@ class TracepointCounter {
  private:
   TracepointCounter() = default;
 
-  std::vector<internal::UniqueFd> per_thread_;
+  std::vector<base::UniqueFd> per_thread_;
 };
 
 }  // namespace ringfuse::tools

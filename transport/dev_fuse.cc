@@ -7,13 +7,13 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
 #include "ringfuse/wire.h"
-#include "transport/errno_status.h"
 
 namespace ringfuse::internal {
 
-absl::StatusOr<UniqueFd> OpenDevFuse() {
-  UniqueFd fd(::open(kDevFusePath, O_RDWR | O_CLOEXEC));
+absl::StatusOr<base::UniqueFd> OpenDevFuse() {
+  base::UniqueFd fd(::open(kDevFusePath, O_RDWR | O_CLOEXEC));
   if (fd.valid()) return fd;
   const int error = errno;
   switch (error) {
@@ -30,16 +30,16 @@ absl::StatusOr<UniqueFd> OpenDevFuse() {
           "cannot open %s (%s): run as root, or make it accessible (chmod 0666 %s) to mount "
           "through fusermount3",
           kDevFusePath, std::strerror(error), kDevFusePath));
-    default: return ErrnoStatus(error, absl::StrFormat("cannot open %s", kDevFusePath));
+    default: return base::ErrnoStatus(error, absl::StrFormat("cannot open %s", kDevFusePath));
   }
 }
 
-absl::StatusOr<UniqueFd> CloneDevFuse(int session_fd) {
-  absl::StatusOr<UniqueFd> clone = OpenDevFuse();
+absl::StatusOr<base::UniqueFd> CloneDevFuse(int session_fd) {
+  absl::StatusOr<base::UniqueFd> clone = OpenDevFuse();
   if (!clone.ok()) return clone;
   uint32_t master = static_cast<uint32_t>(session_fd);
   if (::ioctl(clone->get(), wire::kDevIocClone, &master) != 0) {
-    return ErrnoStatus(errno, "FUSE_DEV_IOC_CLONE failed");
+    return base::ErrnoStatus(errno, "FUSE_DEV_IOC_CLONE failed");
   }
   return clone;
 }
@@ -49,7 +49,7 @@ absl::Status EnableSyncInit(int fd) {
   if (errno == ENOTTY) {
     return absl::UnimplementedError("FUSE_DEV_IOC_SYNC_INIT needs Linux 6.18 or newer");
   }
-  return ErrnoStatus(errno, "FUSE_DEV_IOC_SYNC_INIT failed");
+  return base::ErrnoStatus(errno, "FUSE_DEV_IOC_SYNC_INIT failed");
 }
 
 absl::StatusOr<int32_t> OpenBacking(int dev_fd, int backing_fd) {
@@ -60,13 +60,13 @@ absl::StatusOr<int32_t> OpenBacking(int dev_fd, int backing_fd) {
     return absl::PermissionDeniedError(
         "FUSE_DEV_IOC_BACKING_OPEN needs CAP_SYS_ADMIN in the initial user namespace");
   }
-  return ErrnoStatus(errno, "FUSE_DEV_IOC_BACKING_OPEN failed");
+  return base::ErrnoStatus(errno, "FUSE_DEV_IOC_BACKING_OPEN failed");
 }
 
 absl::Status CloseBacking(int dev_fd, int32_t backing_id) {
   uint32_t id = static_cast<uint32_t>(backing_id);
   if (::ioctl(dev_fd, wire::kDevIocBackingClose, &id) == 0) return absl::OkStatus();
-  return ErrnoStatus(errno, "FUSE_DEV_IOC_BACKING_CLOSE failed");
+  return base::ErrnoStatus(errno, "FUSE_DEV_IOC_BACKING_CLOSE failed");
 }
 
 }  // namespace ringfuse::internal

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::internal {
 
@@ -12,11 +12,11 @@ inline constexpr const char* kDevFusePath = "/dev/fuse";
 
 // Opens /dev/fuse read-write, close-on-exec. The error says what to do when it is missing or
 // not accessible.
-absl::StatusOr<UniqueFd> OpenDevFuse();
+absl::StatusOr<base::UniqueFd> OpenDevFuse();
 
 // A new fd on the same connection as `session_fd` (FUSE_DEV_IOC_CLONE): it reads its own share
 // of requests, and replies to a request must go to the fd that read it.
-absl::StatusOr<UniqueFd> CloneDevFuse(int session_fd);
+absl::StatusOr<base::UniqueFd> CloneDevFuse(int session_fd);
 
 // FUSE_DEV_IOC_SYNC_INIT (Linux 6.18): mount() will then run INIT synchronously, so a thread must
 // already be serving `fd`. Unimplemented on older kernels.

@@ -3,6 +3,7 @@
 
 #include <span>
 
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/reply.h"
 
 namespace ringfuse::internal {

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "protocol/dispatcher.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "transport/inflight.h"
 
 namespace ringfuse::internal {

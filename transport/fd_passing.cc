@@ -6,14 +6,14 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
+#include "base/errno_status.h"
 
 namespace ringfuse::internal {
 namespace {
 
 // Takes ownership of every fd in the message's SCM_RIGHTS headers.
-std::vector<UniqueFd> TakeFds(msghdr& message) {
-  std::vector<UniqueFd> fds;
+std::vector<base::UniqueFd> TakeFds(msghdr& message) {
+  std::vector<base::UniqueFd> fds;
   for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
        header = CMSG_NXTHDR(&message, header)) {
     if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
@@ -53,7 +53,7 @@ absl::Status SendWithFds(int socket, ConstBytes bytes, std::span<const int> fds)
   do {
     sent = ::sendmsg(socket, &message, MSG_NOSIGNAL);
   } while (sent < 0 && errno == EINTR);
-  if (sent < 0) return ErrnoStatus(errno, "sending a message with fds");
+  if (sent < 0) return base::ErrnoStatus(errno, "sending a message with fds");
   if (static_cast<size_t>(sent) != bytes.size()) {
     return absl::DataLossError(
         absl::StrFormat("sent %d of %u bytes of a message with fds", sent, bytes.size()));
@@ -76,7 +76,7 @@ absl::StatusOr<ReceivedMessage> ReceiveWithFds(int socket, size_t max_bytes, siz
   do {
     length = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
   } while (length < 0 && errno == EINTR);
-  if (length < 0) return ErrnoStatus(errno, "receiving a message with fds");
+  if (length < 0) return base::ErrnoStatus(errno, "receiving a message with fds");
   received.fds = TakeFds(message);
   if ((message.msg_flags & MSG_CTRUNC) != 0 || received.fds.size() > max_fds) {
     return absl::InvalidArgumentError(

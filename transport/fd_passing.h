@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "ringfuse/bytes.h"
-#include "transport/fd.h"
 
 namespace ringfuse::internal {
 
@@ -20,8 +20,8 @@ inline constexpr size_t kMaxFdsPerMessage = 253;
 absl::Status SendWithFds(int socket, ConstBytes bytes, std::span<const int> fds);
 
 struct ReceivedMessage {
-  std::vector<std::byte> bytes;  // empty: the peer closed the socket
-  std::vector<UniqueFd> fds;     // owned, close-on-exec
+  std::vector<std::byte> bytes;     // empty: the peer closed the socket
+  std::vector<base::UniqueFd> fds;  // owned, close-on-exec
 };
 
 // Receives one message of at most `max_bytes` carrying at most `max_fds` fds. More fds than

@@ -8,11 +8,11 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "protocol/reader.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
+#include "base/reader.h"
+#include "base/record_fields.h"
 #include "transport/fd_passing.h"
-#include "transport/record_fields.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -58,12 +58,12 @@ void ForEachField(AgreedRecord& agreed, Visit&& visit) {
 }
 
 void PutNegotiated(std::string& out, const Negotiated& agreed) {
-  ForEachField(agreed, [&out](const auto& field) { PutField(out, field); });
+  ForEachField(agreed, [&out](const auto& field) { base::PutField(out, field); });
 }
 
-bool GetNegotiated(Reader& in, Negotiated& agreed) {
+bool GetNegotiated(base::Reader& in, Negotiated& agreed) {
   bool read = true;
-  ForEachField(agreed, [&](auto& field) { read = read && GetField(in, field); });
+  ForEachField(agreed, [&](auto& field) { read = read && base::GetField(in, field); });
   return read;
 }
 
@@ -76,26 +76,26 @@ absl::Status Corrupt(std::string_view what) {
 std::string EncodeHandoverRecord(const HandoverRecord& record) {
   std::string out;
   PutNegotiated(out, record.negotiated);
-  PutString(out, record.mountpoint);
-  PutField(out, static_cast<uint32_t>(record.method));
-  PutField(out, record.connection_id);
-  PutString(out, record.app_bytes);
-  PutString(out, record.transport_bytes);
-  PutField(out, record.transport_fds);
+  base::PutString(out, record.mountpoint);
+  base::PutField(out, static_cast<uint32_t>(record.method));
+  base::PutField(out, record.connection_id);
+  base::PutString(out, record.app_bytes);
+  base::PutString(out, record.transport_bytes);
+  base::PutField(out, record.transport_fds);
   return out;
 }
 
 absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes, uint32_t version) {
-  Reader in(ConstBytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+  base::Reader in(ConstBytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
   HandoverRecord record;
   uint32_t method = 0;
-  if (!GetNegotiated(in, record.negotiated) || !GetString(in, record.mountpoint) ||
-      !GetField(in, method) || !GetField(in, record.connection_id) ||
-      !GetString(in, record.app_bytes)) {
+  if (!GetNegotiated(in, record.negotiated) || !base::GetString(in, record.mountpoint) ||
+      !base::GetField(in, method) || !base::GetField(in, record.connection_id) ||
+      !base::GetString(in, record.app_bytes)) {
     return Corrupt("ends early");
   }
   if (version >= 2 &&
-      (!GetString(in, record.transport_bytes) || !GetField(in, record.transport_fds))) {
+      (!base::GetString(in, record.transport_bytes) || !base::GetField(in, record.transport_fds))) {
     return Corrupt("ends early");
   }
   if (in.remaining() != 0) return Corrupt("runs on past its last field");
@@ -107,13 +107,14 @@ absl::StatusOr<HandoverRecord> DecodeHandoverRecord(std::string_view bytes, uint
 absl::Status SendHandover(int socket, const HandoverRecord& record, std::span<const int> fds) {
   const std::string body = EncodeHandoverRecord(record);
   std::string stream;
-  PutField(stream, Totals{.record_bytes = body.size(), .fds = static_cast<uint32_t>(fds.size())});
+  base::PutField(stream,
+                 Totals{.record_bytes = body.size(), .fds = static_cast<uint32_t>(fds.size())});
   stream += body;
   size_t sent_bytes = 0, sent_fds = 0;
   while (sent_bytes < stream.size() || sent_fds < fds.size()) {
     const uint32_t count = static_cast<uint32_t>(std::min(kChunk, stream.size() - sent_bytes));
     std::string message;
-    PutField(message, count);
+    base::PutField(message, count);
     message.append(stream, sent_bytes, count);
     const size_t fd_count = std::min(kMaxFdsPerMessage, fds.size() - sent_fds);
     if (absl::Status status = SendWithFds(socket, AsBytes(std::string_view(message)),
@@ -137,10 +138,11 @@ absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket) {
         ReceiveWithFds(socket, sizeof(uint32_t) + kChunk, kMaxFdsPerMessage);
     if (!message.ok()) return message.status();
     if (message->bytes.empty()) return Corrupt("stopped before its end (the old process left)");
-    for (UniqueFd& fd : message->fds) received.fds.push_back(std::move(fd));
-    Reader in(message->bytes);
+    for (base::UniqueFd& fd : message->fds) received.fds.push_back(std::move(fd));
+    base::Reader in(message->bytes);
     uint32_t count = 0;
-    if (!GetField(in, count) || count != in.remaining()) return Corrupt("has a malformed message");
+    if (!base::GetField(in, count) || count != in.remaining())
+      return Corrupt("has a malformed message");
     stream.append(reinterpret_cast<const char*>(in.rest().data()), count);
     if (!totals && stream.size() >= sizeof(Totals)) {
       totals.emplace();
@@ -165,7 +167,7 @@ absl::StatusOr<ReceivedHandover> ReceiveHandover(int socket) {
 
 absl::Status SendHandoverAck(int socket) {
   if (::send(socket, kAck.data(), kAck.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(kAck.size())) {
-    return ErrnoStatus(errno, "cannot tell the old process that this one serves");
+    return base::ErrnoStatus(errno, "cannot tell the old process that this one serves");
   }
   return absl::OkStatus();
 }
@@ -181,7 +183,7 @@ namespace {
 // names what `word` says it did, for the errors: "served", "got ready".
 absl::Status AwaitWord(int socket, absl::Duration timeout, std::string_view word,
                        std::string_view step) {
-  const Deadline deadline(timeout);
+  const base::Deadline deadline(timeout);
   pollfd ready{socket, POLLIN, 0};
   int polled;
   do {
@@ -193,7 +195,7 @@ absl::Status AwaitWord(int socket, absl::Duration timeout, std::string_view word
   }
   char buffer[4096];
   const ssize_t length = ::recv(socket, buffer, sizeof(buffer), 0);
-  if (length < 0) return ErrnoStatus(errno, "cannot read the new process's answer");
+  if (length < 0) return base::ErrnoStatus(errno, "cannot read the new process's answer");
   const std::string_view answer(buffer, static_cast<size_t>(length));
   if (answer.starts_with(kRefusal)) {
     return absl::AbortedError(
@@ -212,7 +214,7 @@ absl::Status AwaitWord(int socket, absl::Duration timeout, std::string_view word
 absl::Status SendHandoverReady(int socket) {
   if (::send(socket, kReady.data(), kReady.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(kReady.size())) {
-    return ErrnoStatus(errno, "cannot tell the old process that this one is ready");
+    return base::ErrnoStatus(errno, "cannot tell the old process that this one is ready");
   }
   return absl::OkStatus();
 }

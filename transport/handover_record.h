@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "ringfuse/handover.h"
 #include "ringfuse/init.h"
 #include "ringfuse/mount_options.h"
-#include "transport/fd.h"
 
 namespace ringfuse::internal {
 
@@ -45,7 +45,7 @@ absl::Status SendHandover(int socket, const HandoverRecord& record, std::span<co
 
 struct ReceivedHandover {
   HandoverRecord record;
-  std::vector<UniqueFd> fds;  // in the order sent
+  std::vector<base::UniqueFd> fds;  // in the order sent
 };
 // Receives what SendHandover sent; an error for a peer that closes early or sends more or other
 // than its record announced (every fd received is then closed).

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/errno_status.h"
 #include "protocol/describe.h"
-#include "transport/errno_status.h"
 #include "transport/json_line.h"
 #include "transport/json_trace_impl.h"
 #include "transport/log.h"
@@ -62,11 +62,11 @@ size_t CountLines(std::string_view text) {
 // link that the process's own user owns is written. Mode 0600: the trace names every caller's
 // files.
 absl::StatusOr<int> JsonTraceWriter::OpenFile(const std::string& path, bool append) {
-  internal::UniqueFd fd(
+  base::UniqueFd fd(
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
-  if (!fd.valid()) return internal::ErrnoStatus(errno, "trace file " + path);
+  if (!fd.valid()) return base::ErrnoStatus(errno, "trace file " + path);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return internal::ErrnoStatus(errno, "trace file " + path);
+  if (::fstat(fd.get(), &st) != 0) return base::ErrnoStatus(errno, "trace file " + path);
   if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != ::geteuid()) {
     return absl::PermissionDeniedError(
         "trace file " + path +
@@ -76,7 +76,7 @@ absl::StatusOr<int> JsonTraceWriter::OpenFile(const std::string& path, bool appe
   if (flags < 0 ||
       ::fcntl(fd.get(), F_SETFL, (flags & ~O_NONBLOCK) | (append ? O_APPEND : 0)) != 0 ||
       (!append && ::ftruncate(fd.get(), 0) != 0)) {
-    return internal::ErrnoStatus(errno, "trace file " + path);
+    return base::ErrnoStatus(errno, "trace file " + path);
   }
   return fd.release();
 }
@@ -90,7 +90,7 @@ absl::StatusOr<int> JsonTraceWriter::AppendFile(const std::string& path) {
 }
 
 JsonTraceWriter::JsonTraceWriter(int fd, Options options)
-    : impl_(std::make_unique<internal::JsonTraceWriterImpl>(internal::UniqueFd(fd),
+    : impl_(std::make_unique<internal::JsonTraceWriterImpl>(base::UniqueFd(fd),
                                                             options.buffer_limit)) {}
 JsonTraceWriter::JsonTraceWriter(int fd) : JsonTraceWriter(fd, Options{}) {}
 JsonTraceWriter::~JsonTraceWriter() = default;
@@ -104,7 +104,7 @@ void JsonTraceWriter::OnReply(const ReplyTarget& target, int32_t error,
 void JsonTraceWriter::Flush() { impl_->Flush(); }
 uint64_t JsonTraceWriter::dropped() const { return impl_->dropped(); }
 
-internal::JsonTraceWriterImpl::JsonTraceWriterImpl(internal::UniqueFd file, size_t buffer_limit)
+internal::JsonTraceWriterImpl::JsonTraceWriterImpl(base::UniqueFd file, size_t buffer_limit)
     : file_(std::move(file)), buffer_limit_(buffer_limit) {
   buffered_.reserve(buffer_limit_);
   writer_ = std::thread([this] { WriterLoop(); });

@@ -11,14 +11,14 @@
 #include <string>
 #include <thread>
 
+#include "base/fd.h"
 #include "ringfuse/json_trace.h"
-#include "transport/fd.h"
 
 namespace ringfuse::internal {
 
 class JsonTraceWriterImpl {
  public:
-  JsonTraceWriterImpl(UniqueFd file, size_t buffer_limit);
+  JsonTraceWriterImpl(base::UniqueFd file, size_t buffer_limit);
   ~JsonTraceWriterImpl();
 
   void OnRequest(const Request& request);
@@ -42,7 +42,7 @@ class JsonTraceWriterImpl {
   void WriterLoop();
   void WriteOut(const std::string& lines);
 
-  const UniqueFd file_;
+  const base::UniqueFd file_;
   const size_t buffer_limit_;
   std::array<PendingSlot, JsonTraceWriter::kPendingSlots> pending_slots_;
 

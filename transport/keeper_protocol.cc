@@ -6,11 +6,11 @@
 #include <cerrno>
 
 #include "absl/strings/str_format.h"
-#include "protocol/reader.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
+#include "base/reader.h"
+#include "base/record_fields.h"
 #include "transport/fd_passing.h"
-#include "transport/record_fields.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -31,20 +31,20 @@ constexpr size_t kMaxMessage = 2 * sizeof(uint32_t) + sizeof(uint64_t) + kMaxKep
 absl::Status Send(int socket, const std::string& message) {
   if (::send(socket, message.data(), message.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(message.size())) {
-    return ErrnoStatus(errno, "cannot write to the keeper's socket");
+    return base::ErrnoStatus(errno, "cannot write to the keeper's socket");
   }
   return absl::OkStatus();
 }
 
 std::string Start(Kind kind) {
   std::string message;
-  PutField(message, static_cast<uint32_t>(kind));
+  base::PutField(message, static_cast<uint32_t>(kind));
   return message;
 }
 
 std::string EncodeNote(Kind kind, const std::string& note) {
   std::string message = Start(kind);
-  PutString(message, note);
+  base::PutString(message, note);
   return message;
 }
 
@@ -78,9 +78,9 @@ absl::StatusOr<DaemonMessage> ReceiveDaemonMessage(int socket) {
   absl::StatusOr<std::vector<std::byte>> bytes = ReceiveBytes(socket);
   if (!bytes.ok()) return bytes.status();
   if (bytes->empty()) return absl::NotFoundError("the daemon closed the keeper's socket");
-  Reader in(*bytes);
+  base::Reader in(*bytes);
   uint32_t kind = 0;
-  if (!GetField(in, kind)) return Malformed("shorter than its kind");
+  if (!base::GetField(in, kind)) return Malformed("shorter than its kind");
   DaemonMessage message;
   switch (static_cast<Kind>(kind)) {
     case Kind::kHello: message = KeeperHello{}; break;
@@ -88,7 +88,7 @@ absl::StatusOr<DaemonMessage> ReceiveDaemonMessage(int socket) {
     case Kind::kServing: message = KeeperServing{}; break;
     case Kind::kNote: {
       KeeperNote note;
-      if (!GetString(in, note.bytes)) return Malformed("a note shorter than its length");
+      if (!base::GetString(in, note.bytes)) return Malformed("a note shorter than its length");
       // The keeper hands the note back in its answer, which a daemon reads as one message of
       // at most kMaxMessage bytes: a longer note would leave every daemon after a crash
       // unable to read its keeper's answer, and so unable to start.
@@ -109,19 +109,19 @@ absl::Status SendKeeperAnswer(int socket, const KeeperAnswer& answer) {
   const auto* kept = std::get_if<KeeperKept>(&answer);
   if (kept == nullptr) return Send(socket, Start(Kind::kFresh));
   std::string message = Start(Kind::kKept);
-  PutField(message, kept->incarnation);
-  PutString(message, kept->note);
+  base::PutField(message, kept->incarnation);
+  base::PutString(message, kept->note);
   return Send(socket, message);
 }
 
 absl::StatusOr<KeeperAnswer> ReceiveKeeperAnswer(int socket, absl::Duration timeout) {
   pollfd ready{socket, POLLIN, 0};
-  const Deadline deadline(timeout);
+  const base::Deadline deadline(timeout);
   int polled;
   do {
     polled = ::poll(&ready, 1, static_cast<int>(absl::ToInt64Milliseconds(deadline.left())));
   } while (polled < 0 && errno == EINTR);
-  if (polled < 0) return ErrnoStatus(errno, "waiting for the keeper");
+  if (polled < 0) return base::ErrnoStatus(errno, "waiting for the keeper");
   if (polled == 0) {
     return absl::DeadlineExceededError(
         absl::StrFormat("the keeper did not answer within %s", absl::FormatDuration(timeout)));
@@ -129,15 +129,15 @@ absl::StatusOr<KeeperAnswer> ReceiveKeeperAnswer(int socket, absl::Duration time
   absl::StatusOr<std::vector<std::byte>> bytes = ReceiveBytes(socket);
   if (!bytes.ok()) return bytes.status();
   if (bytes->empty()) return absl::UnavailableError("the keeper closed its socket");
-  Reader in(*bytes);
+  base::Reader in(*bytes);
   uint32_t kind = 0;
-  if (!GetField(in, kind)) return Malformed("shorter than its kind");
+  if (!base::GetField(in, kind)) return Malformed("shorter than its kind");
   KeeperAnswer answer;
   if (static_cast<Kind>(kind) == Kind::kFresh) {
     answer = KeeperFresh{};
   } else if (static_cast<Kind>(kind) == Kind::kKept) {
     KeeperKept kept;
-    if (!GetField(in, kept.incarnation) || !GetString(in, kept.note)) {
+    if (!base::GetField(in, kept.incarnation) || !base::GetString(in, kept.note)) {
       return Malformed("a kept connection's header ends early");
     }
     answer = std::move(kept);

@@ -23,11 +23,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "base/errno_status.h"
+#include "base/wait_status.h"
 #include "ringfuse/log.h"
 #include "transport/dev_fuse.h"
-#include "transport/errno_status.h"
 #include "transport/fd_passing.h"
-#include "transport/wait_status.h"
 
 extern char** environ;
 
@@ -81,7 +81,7 @@ absl::Status StatError(int error, absl::string_view mountpoint) {
           "the mountpoint is a FUSE mount whose server is gone: unmount it first (umount -l %s, "
           "or fusermount3 -uz %s)",
           mountpoint, mountpoint));
-    default: return ErrnoStatus(error, "cannot stat the mountpoint");
+    default: return base::ErrnoStatus(error, "cannot stat the mountpoint");
   }
 }
 
@@ -95,13 +95,13 @@ absl::Status ListingError(int error) {
         "cannot list the mountpoint to check that it is empty (Permission denied): give this "
         "user read permission on it, or set MountOptions::nonempty");
   }
-  return ErrnoStatus(error, "cannot list the mountpoint to check that it is empty");
+  return base::ErrnoStatus(error, "cannot list the mountpoint to check that it is empty");
 }
 
 // The kernel mounts over a non-empty directory without a word; its files then vanish from view,
 // which is rarely what was meant, so that takes MountOptions::nonempty.
 absl::Status CheckEmpty(int directory) {
-  UniqueFd listing(openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd listing(openat(directory, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!listing.valid()) return ListingError(errno);
   const std::unique_ptr<DIR, CloseDir> dir(fdopendir(listing.get()));
   if (dir == nullptr) return ListingError(errno);
@@ -144,8 +144,8 @@ absl::StatusOr<std::string> PathOf(int directory) {
   std::string path(PATH_MAX, '\0');
   const ssize_t length = readlink(FdPath(directory).c_str(), path.data(), path.size());
   if (length < 0) {
-    return ErrnoStatus(errno,
-                       "cannot name the mountpoint through /proc/self/fd (is /proc mounted?)");
+    return base::ErrnoStatus(
+        errno, "cannot name the mountpoint through /proc/self/fd (is /proc mounted?)");
   }
   path.resize(static_cast<size_t>(length));
   if (!path.starts_with('/') || path.size() == PATH_MAX) {
@@ -157,7 +157,7 @@ absl::StatusOr<std::string> PathOf(int directory) {
 }
 
 struct OpenedMountpoint {
-  UniqueFd directory;  // O_PATH
+  base::UniqueFd directory;  // O_PATH
   mode_t root_type = 0;
   std::string path;  // absolute, symlink-free
 };
@@ -272,7 +272,7 @@ absl::Status KernelMountError(int error, absl::string_view call, const MountOpti
                        kernel_says.empty() ? "" : absl::StrCat(" (kernel: ", kernel_says, ")"),
                        options.blksize ? ": blksize is accepted only for fuseblk mounts, drop it"
                                        : ": check the mount options"));
-    default: return ErrnoStatus(error, absl::StrCat(call, " failed"));
+    default: return base::ErrnoStatus(error, absl::StrCat(call, " failed"));
   }
 }
 
@@ -342,7 +342,7 @@ int SetParam(int context_fd, const MountParam& param) {
 
 absl::Status MountWithNewApi(const MountOptions& options, int directory,
                              std::vector<MountParam> params) {
-  const UniqueFd context(fsopen("fuse", FSOPEN_CLOEXEC));
+  const base::UniqueFd context(fsopen("fuse", FSOPEN_CLOEXEC));
   if (!context.valid()) return KernelMountError(errno, "fsopen(\"fuse\")", options, "");
   if (!options.fsname.empty()) params.push_back({"source", options.fsname});
   if (!options.subtype.empty()) params.push_back({"subtype", options.subtype});
@@ -359,7 +359,7 @@ absl::Status MountWithNewApi(const MountOptions& options, int directory,
     return KernelMountError(error, "fsconfig(FSCONFIG_CMD_CREATE)", options,
                             KernelLog(context.get()));
   }
-  const UniqueFd detached(
+  const base::UniqueFd detached(
       fsmount(context.get(), FSMOUNT_CLOEXEC, KernelFlagsFor(options).attributes));
   if (!detached.valid()) return KernelMountError(errno, "fsmount", options, "");
   if (move_mount(detached.get(), "", directory, "",
@@ -388,7 +388,7 @@ absl::Status UnmountInKernel(const std::string& mountpoint, bool lazy) {
     case EPERM:
       return absl::PermissionDeniedError(absl::StrFormat(
           "cannot unmount %s: umount2 needs CAP_SYS_ADMIN: run as root", mountpoint));
-    default: return ErrnoStatus(error, absl::StrCat("cannot unmount ", mountpoint));
+    default: return base::ErrnoStatus(error, absl::StrCat("cannot unmount ", mountpoint));
   }
 }
 
@@ -435,7 +435,7 @@ absl::StatusOr<pid_t> SpawnFusermount(std::vector<std::string> args, std::option
   const int error = posix_spawn(&pid, kFusermountPath, &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (error == ENOENT) return FusermountMissing();
-  if (error != 0) return ErrnoStatus(error, absl::StrCat("cannot start ", kFusermountPath));
+  if (error != 0) return base::ErrnoStatus(error, absl::StrCat("cannot start ", kFusermountPath));
   return pid;
 }
 
@@ -449,8 +449,8 @@ std::optional<int> WaitForExit(pid_t pid) {
 }
 
 absl::Status FusermountMountFailed(std::optional<int> wait_status) {
-  const std::string failed =
-      absl::StrFormat("fusermount3 %s; it printed the reason on stderr", DescribeExit(wait_status));
+  const std::string failed = absl::StrFormat("fusermount3 %s; it printed the reason on stderr",
+                                             base::DescribeExit(wait_status));
   // The usual reason on a machine without udev: fusermount3 opens /dev/fuse as the user.
   if (access(kDevFusePath, R_OK | W_OK) != 0) {
     return absl::PermissionDeniedError(absl::StrFormat(
@@ -463,13 +463,13 @@ absl::Status FusermountMountFailed(std::optional<int> wait_status) {
 
 // The /dev/fuse fd fusermount3 sends once mounted, or an invalid fd when it closed the socket
 // without one (it failed).
-absl::StatusOr<UniqueFd> ReceiveFd(int socket) {
+absl::StatusOr<base::UniqueFd> ReceiveFd(int socket) {
   absl::StatusOr<ReceivedMessage> received = ReceiveWithFds(socket, 1, 1);
   if (!received.ok()) {
     return absl::Status(received.status().code(),
                         absl::StrCat("fusermount3's /dev/fuse fd: ", received.status().message()));
   }
-  if (received->fds.empty()) return UniqueFd();
+  if (received->fds.empty()) return base::UniqueFd();
   return std::move(received->fds.front());
 }
 
@@ -483,10 +483,10 @@ absl::Status UnmountWithFusermount(const std::string& mountpoint, bool lazy) {
                         absl::StrCat("cannot unmount ", mountpoint, ": ", pid.status().message()));
   }
   const std::optional<int> exit = WaitForExit(*pid);
-  if (ExitedCleanly(exit)) return absl::OkStatus();
+  if (base::ExitedCleanly(exit)) return absl::OkStatus();
   return absl::UnknownError(
       absl::StrFormat("cannot unmount %s: fusermount3 -u %s; it printed the reason on stderr",
-                      mountpoint, DescribeExit(exit)));
+                      mountpoint, base::DescribeExit(exit)));
 }
 
 // ---- After mounting ----
@@ -497,7 +497,7 @@ absl::Status UnmountWithFusermount(const std::string& mountpoint, bool lazy) {
 absl::StatusOr<std::pair<uint32_t, uint32_t>> MountedDevice(const std::string& mountpoint) {
   struct statx attributes {};
   if (statx(AT_FDCWD, mountpoint.c_str(), AT_STATX_DONT_SYNC, 0, &attributes) != 0) {
-    return ErrnoStatus(errno, "cannot stat " + mountpoint);
+    return base::ErrnoStatus(errno, "cannot stat " + mountpoint);
   }
   return std::make_pair(attributes.stx_dev_major, attributes.stx_dev_minor);
 }
@@ -569,8 +569,8 @@ void Mount::StartDeathWatcher() {
   const std::string abort_path = absl::StrFormat("%s/%u/abort", kFusectlPath, connection_id_);
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0) return;
-  UniqueFd watch(ends[0]);
-  UniqueFd alive(ends[1]);
+  base::UniqueFd watch(ends[0]);
+  base::UniqueFd alive(ends[1]);
   const pid_t pid = fork();
   if (pid == 0) WatchForDeath(watch.get(), auto_unmount_socket_.get(), abort_path.c_str());
   if (pid < 0) {
@@ -585,7 +585,7 @@ void Mount::StartDeathWatcher() {
 absl::Status Mount::MountInKernel(const MountOptions& options, int directory, mode_t root_type,
                                   const std::function<void(int)>& before_mount,
                                   const std::function<void(bool)>& after_mount) {
-  absl::StatusOr<UniqueFd> dev = OpenDevFuse();
+  absl::StatusOr<base::UniqueFd> dev = OpenDevFuse();
   if (!dev.ok()) return dev.status();
   if (options.sync_init) {
     if (absl::Status sync = EnableSyncInit(dev->get()); !sync.ok()) return sync;
@@ -610,17 +610,17 @@ absl::Status Mount::MountWithFusermount(const MountOptions& options) {
   if (!fusermount_options.ok()) return fusermount_options.status();
   int ends[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
-    return ErrnoStatus(errno, "cannot create the socket to fusermount3");
+    return base::ErrnoStatus(errno, "cannot create the socket to fusermount3");
   }
-  UniqueFd ours(ends[0]);
-  UniqueFd theirs(ends[1]);
+  base::UniqueFd ours(ends[0]);
+  base::UniqueFd theirs(ends[1]);
   const absl::StatusOr<pid_t> helper =
       SpawnFusermount({"-o", *fusermount_options, "--", options.mountpoint}, theirs.get());
   if (!helper.ok()) return helper.status();
   // Only fusermount3 may hold its end: when it exits without sending, recvmsg must see EOF.
   theirs.reset();
 
-  absl::StatusOr<UniqueFd> dev = ReceiveFd(ours.get());
+  absl::StatusOr<base::UniqueFd> dev = ReceiveFd(ours.get());
   if (dev.ok() && dev->valid() && options.auto_unmount) {
     dev_fd_ = *std::move(dev);
     auto_unmount_helper_ = *helper;
@@ -630,12 +630,12 @@ absl::Status Mount::MountWithFusermount(const MountOptions& options) {
   ours.reset();  // an auto_unmount helper we could not use then exits too
   const std::optional<int> exit = WaitForExit(*helper);
   if (!dev.ok()) return dev.status();
-  if (!dev->valid() || !ExitedCleanly(exit)) return FusermountMountFailed(exit);
+  if (!dev->valid() || !base::ExitedCleanly(exit)) return FusermountMountFailed(exit);
   dev_fd_ = *std::move(dev);
   return absl::OkStatus();
 }
 
-Mount Mount::Adopt(UniqueFd dev_fd, std::string mountpoint, MountMethod method,
+Mount Mount::Adopt(base::UniqueFd dev_fd, std::string mountpoint, MountMethod method,
                    uint32_t connection_id) {
   Mount mount;
   mount.dev_fd_ = std::move(dev_fd);

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "ringfuse/mount_options.h"
-#include "transport/fd.h"
 
 namespace ringfuse::internal {
 
@@ -41,7 +41,7 @@ class Mount {
 
   // A mount made by another process, whose connection was handed over to this one (its
   // /dev/fuse fd, `dev_fd`): unmounted by this process from now on, like one it made itself.
-  static Mount Adopt(UniqueFd dev_fd, std::string mountpoint, MountMethod method,
+  static Mount Adopt(base::UniqueFd dev_fd, std::string mountpoint, MountMethod method,
                      uint32_t connection_id);
 
   Mount(Mount&& other) noexcept;
@@ -83,7 +83,7 @@ class Mount {
   void StopAutoUnmountHelper();
   void Release();
 
-  UniqueFd dev_fd_;
+  base::UniqueFd dev_fd_;
   std::string mountpoint_;
   MountMethod method_ = MountMethod::kAuto;
   bool mounted_ = false;
@@ -91,13 +91,13 @@ class Mount {
   // fusermount3 left running for auto_unmount: it unmounts once this socket closes with the
   // connection dead, which happens when our process dies.
   pid_t auto_unmount_helper_ = -1;
-  UniqueFd auto_unmount_socket_;
+  base::UniqueFd auto_unmount_socket_;
   // A child process that holds that socket instead of us: once we are gone it aborts the
   // connection, then exits and so closes the socket. Closed by our own exit, the socket could
   // reach fusermount3 while the connection still lived (an io_uring holds /dev/fuse until its
   // teardown, which runs after the exit), and it would leave the mount in place.
   pid_t death_watcher_ = -1;
-  UniqueFd death_watch_pipe_;  // the write end; the watcher reads end of file when we die
+  base::UniqueFd death_watch_pipe_;  // the write end; the watcher reads end of file when we die
 };
 
 }  // namespace ringfuse::internal

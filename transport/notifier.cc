@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
 #include "ringfuse/log.h"
-#include "transport/errno_status.h"
 #include "transport/ring.h"
 
 namespace ringfuse {
@@ -93,8 +93,8 @@ absl::Status Notifier::Answer(wire::NotifyCode code, int result, size_t expected
                                                NotifyCodeName(code), result, expected));
   }
   const char* meaning = result == -ENOENT ? " (not cached by the kernel)" : "";
-  return internal::ErrnoStatus(-result,
-                               absl::StrFormat("%s notification%s", NotifyCodeName(code), meaning));
+  return base::ErrnoStatus(-result,
+                           absl::StrFormat("%s notification%s", NotifyCodeName(code), meaning));
 }
 
 absl::Status Notifier::Send(const Notification& notification) {
@@ -109,7 +109,7 @@ absl::Status Notifier::Send(const Notification& notification) {
 }
 
 absl::Status Notifier::InvalInode(uint64_t nodeid, int64_t offset, int64_t length) {
-  return Send(EncodeNotifyInvalInode(nodeid, offset, length));
+  return Send(Notification::InvalInode(nodeid, offset, length));
 }
 
 absl::Status Notifier::InvalEntry(uint64_t parent, std::string_view name, bool expire_only) {
@@ -117,30 +117,30 @@ absl::Status Notifier::InvalEntry(uint64_t parent, std::string_view name, bool e
     return absl::FailedPreconditionError("expire-only INVAL_ENTRY needs FUSE protocol 7.38");
   }
   absl::StatusOr<Notification> n =
-      EncodeNotifyInvalEntry(parent, name, expire_only ? wire::kExpireOnly : 0);
+      Notification::InvalEntry(parent, name, expire_only ? wire::kExpireOnly : 0);
   return n.ok() ? Send(*n) : n.status();
 }
 
 absl::Status Notifier::Delete(uint64_t parent, uint64_t child, std::string_view name) {
-  absl::StatusOr<Notification> n = EncodeNotifyDelete(parent, child, name);
+  absl::StatusOr<Notification> n = Notification::Delete(parent, child, name);
   return n.ok() ? Send(*n) : n.status();
 }
 
 absl::Status Notifier::Store(uint64_t nodeid, uint64_t offset, ConstBytes data) {
-  absl::StatusOr<Notification> n = EncodeNotifyStore(nodeid, offset, data);
+  absl::StatusOr<Notification> n = Notification::Store(nodeid, offset, data);
   return n.ok() ? Send(*n) : n.status();
 }
 
 absl::Status Notifier::Poll(uint64_t kernel_handle) {
-  return Send(EncodeNotifyPoll(kernel_handle));
+  return Send(Notification::Poll(kernel_handle));
 }
 
-absl::Status Notifier::Resend() { return Send(EncodeNotifyResend()); }
+absl::Status Notifier::Resend() { return Send(Notification::Resend()); }
 
-absl::Status Notifier::IncEpoch() { return Send(EncodeNotifyIncEpoch()); }
+absl::Status Notifier::IncEpoch() { return Send(Notification::IncEpoch()); }
 
 absl::Status Notifier::Prune(std::span<const uint64_t> nodeids) {
-  absl::StatusOr<Notification> n = EncodeNotifyPrune(nodeids);
+  absl::StatusOr<Notification> n = Notification::Prune(nodeids);
   return n.ok() ? Send(*n) : n.status();
 }
 
@@ -153,7 +153,7 @@ absl::StatusOr<std::vector<std::byte>> Notifier::Retrieve(uint64_t nodeid, uint6
     state_->next_notify_unique += 2;
     state_->waiters[unique];
   }
-  absl::Status sent = Send(EncodeNotifyRetrieve(unique, nodeid, offset, size));
+  absl::Status sent = Send(Notification::Retrieve(unique, nodeid, offset, size));
   std::unique_lock lock(state_->retrieve_mutex);
   if (sent.ok()) {
     state_->retrieve_answered.wait_for(lock, absl::ToChronoMilliseconds(timeout),

@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "absl/time/time.h"
-#include "transport/deadline.h"
+#include "base/deadline.h"
 
 namespace ringfuse::internal {
 
@@ -23,7 +23,7 @@ class PauseRequest {
   // millisecond meanwhile: a worker blocked in the kernel may need more than a wake-up.
   template <typename Nudge>
   bool WaitUntilSettled(size_t workers, absl::Duration bound, Nudge&& nudge) {
-    const Deadline deadline(bound);
+    const base::Deadline deadline(bound);
     std::unique_lock lock(mutex_);
     while (settled_ < workers) {
       if (deadline.passed()) return false;

@@ -3,6 +3,8 @@
 #include <mutex>
 #include <vector>
 
+#include "ringfuse/protocol/reply_channel.h"
+
 namespace ringfuse::internal {
 
 void KeepForever(std::unique_ptr<ReplyChannel> channel) {

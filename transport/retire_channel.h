@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "ringfuse/log.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/reply.h"
 
 namespace ringfuse::internal {

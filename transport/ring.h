@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
+#include "base/errno_status.h"
 
 namespace ringfuse::internal {
 
@@ -39,7 +39,7 @@ class Ring {
     }
     const int result = io_uring_queue_init_params(entries, &ring_, &params);
     if (result < 0) {
-      return ErrnoStatus(
+      return base::ErrnoStatus(
           -result, absl::StrFormat("io_uring_queue_init(%u entries, flags 0x%x)", entries, flags));
     }
     initialized_ = true;

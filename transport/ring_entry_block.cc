@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "transport/errno_status.h"
+#include "base/errno_status.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -88,21 +88,22 @@ bool SameFile(int a, int b) {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<EntryFile>> EntryFile::Create() {
-  UniqueFd memfd(::memfd_create("ringfuse-ring-entries", MFD_CLOEXEC));
-  if (!memfd.valid()) return ErrnoStatus(errno, "memfd_create for ring entries");
+  base::UniqueFd memfd(::memfd_create("ringfuse-ring-entries", MFD_CLOEXEC));
+  if (!memfd.valid()) return base::ErrnoStatus(errno, "memfd_create for ring entries");
   return std::make_shared<EntryFile>(std::move(memfd), 0);
 }
 
-absl::StatusOr<std::shared_ptr<EntryFile>> EntryFile::Adopt(UniqueFd memfd) {
+absl::StatusOr<std::shared_ptr<EntryFile>> EntryFile::Adopt(base::UniqueFd memfd) {
   struct stat status;
-  if (::fstat(memfd.get(), &status) != 0) return ErrnoStatus(errno, "fstat of ring entries' memfd");
+  if (::fstat(memfd.get(), &status) != 0)
+    return base::ErrnoStatus(errno, "fstat of ring entries' memfd");
   return std::make_shared<EntryFile>(std::move(memfd), status.st_size);
 }
 
 absl::StatusOr<off_t> EntryFile::Extend(size_t size) {
   const off_t start = size_;
   if (::ftruncate(memfd_.get(), start + static_cast<off_t>(size)) != 0) {
-    return ErrnoStatus(errno, "growing the memfd of ring entries");
+    return base::ErrnoStatus(errno, "growing the memfd of ring entries");
   }
   size_ = start + static_cast<off_t>(size);
   return start;
@@ -188,7 +189,7 @@ absl::StatusOr<EntryBlock> EntryBlock::Create(std::shared_ptr<EntryFile> file, s
   absl::StatusOr<off_t> offset = file->Extend(size);
   if (!offset.ok()) return offset.status();
   void* mapped = PlaceBlock(size, file->fd(), *offset);
-  if (mapped == MAP_FAILED) return ErrnoStatus(errno, "mmap of ring entries");
+  if (mapped == MAP_FAILED) return base::ErrnoStatus(errno, "mmap of ring entries");
   return EntryBlock(Mapping::Register(std::move(file), *offset, mapped, size), count,
                     payload_stride);
 }

@@ -26,8 +26,8 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "ringfuse/wire.h"
-#include "transport/fd.h"
 
 namespace ringfuse::internal {
 
@@ -36,16 +36,16 @@ class EntryFile {
  public:
   static absl::StatusOr<std::shared_ptr<EntryFile>> Create();
   // Another process's, which goes on growing here.
-  static absl::StatusOr<std::shared_ptr<EntryFile>> Adopt(UniqueFd memfd);
+  static absl::StatusOr<std::shared_ptr<EntryFile>> Adopt(base::UniqueFd memfd);
 
-  EntryFile(UniqueFd memfd, off_t size) : memfd_(std::move(memfd)), size_(size) {}
+  EntryFile(base::UniqueFd memfd, off_t size) : memfd_(std::move(memfd)), size_(size) {}
   int fd() const { return memfd_.get(); }
   off_t size() const { return size_; }
   // Grows the file by `size` bytes; where the new bytes start.
   absl::StatusOr<off_t> Extend(size_t size);
 
  private:
-  UniqueFd memfd_;
+  base::UniqueFd memfd_;
   off_t size_;
 };
 

@@ -7,8 +7,8 @@
 
 #include <cerrno>
 
-#include "transport/errno_status.h"
-#include "transport/fd.h"
+#include "base/errno_status.h"
+#include "base/fd.h"
 #include "transport/ring.h"
 #include "transport/user_data.h"
 
@@ -18,7 +18,7 @@ class RingWaker {
  public:
   absl::Status Open() {
     fd_.reset(::eventfd(0, EFD_CLOEXEC));
-    return fd_.valid() ? absl::OkStatus() : ErrnoStatus(errno, "eventfd");
+    return fd_.valid() ? absl::OkStatus() : base::ErrnoStatus(errno, "eventfd");
   }
 
   // Queues the read that a Wake() completes; call again after each kWake completion.
@@ -35,7 +35,7 @@ class RingWaker {
   }
 
  private:
-  UniqueFd fd_;
+  base::UniqueFd fd_;
   uint64_t buffer_ = 0;
 };
 

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "protocol/dispatcher.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "transport/inflight.h"
 #include "transport/ring.h"
 #include "transport/ring_waker.h"

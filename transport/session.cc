@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/deadline.h"
+#include "base/errno_status.h"
 #include "ringfuse/wire.h"
-#include "transport/deadline.h"
-#include "transport/errno_status.h"
 #include "transport/session_impl.h"
 #include "transport/sync_init_thread.h"
 
@@ -72,17 +72,17 @@ bool ConnectionAlive(int dev_fd) {
 
 absl::Status AbortConnection(uint32_t connection_id) {
   if (!FusectlMounted() && ::mount("fusectl", internal::kFusectlPath, "fusectl", 0, nullptr) != 0) {
-    return internal::ErrnoStatus(
-        errno, absl::StrFormat("cannot mount fusectl on %s", internal::kFusectlPath));
+    return base::ErrnoStatus(errno,
+                             absl::StrFormat("cannot mount fusectl on %s", internal::kFusectlPath));
   }
   const std::string path = absl::StrFormat("%s/%u/abort", internal::kFusectlPath, connection_id);
-  internal::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  base::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) {
     // ENOENT: the connection is already gone, which is what we wanted.
     if (errno == ENOENT) return absl::OkStatus();
-    return internal::ErrnoStatus(errno, absl::StrFormat("cannot open %s", path));
+    return base::ErrnoStatus(errno, absl::StrFormat("cannot open %s", path));
   }
-  if (::write(fd.get(), "1", 1) != 1) return internal::ErrnoStatus(errno, "cannot abort " + path);
+  if (::write(fd.get(), "1", 1) != 1) return base::ErrnoStatus(errno, "cannot abort " + path);
   return absl::OkStatus();
 }
 
@@ -167,7 +167,7 @@ absl::Status internal::SessionImpl::ServeInit(const SessionOptions& options) {
   // INIT is small, but the kernel refuses reads shorter than its minimum buffer.
   std::vector<std::byte> buffer(wire::kMinReadBuffer * 2);
   const ssize_t length = ::read(fd, buffer.data(), buffer.size());
-  if (length < 0) return internal::ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
+  if (length < 0) return base::ErrnoStatus(errno, "reading INIT from /dev/fuse failed");
   dispatcher_.Dispatch(ConstBytes(buffer.data(), static_cast<size_t>(length)),
                        internal::Delivery{});
   return CheckInit(options.backing_files);
@@ -258,7 +258,7 @@ void internal::SessionImpl::Stop() {
     // A lazy unmount leaves the connection alive while clients hold files open; then end it.
     // Only while it is alive: once it has ended the id may already name another filesystem's
     // connection.
-    const internal::Deadline grace(kGraceAfterUnmount);
+    const base::Deadline grace(kGraceAfterUnmount);
     while (ConnectionAlive(mount_->dev_fd()) && !grace.passed()) {
       absl::SleepFor(absl::Milliseconds(5));
     }
@@ -320,7 +320,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::StartKept(int keeper_socket,
                                                             const RecoverAfterCrash& recover,
                                                             const std::vector<int>& kept_fds) {
   absl::StatusOr<std::unique_ptr<internal::SessionImpl>> impl = internal::SessionImpl::StartKept(
-      internal::UniqueFd(keeper_socket), options, handler, recover, kept_fds);
+      base::UniqueFd(keeper_socket), options, handler, recover, kept_fds);
   if (!impl.ok()) return impl.status();
   return std::unique_ptr<Session>(new Session(std::move(*impl)));
 }

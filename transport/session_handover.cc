@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "transport/deadline.h"
+#include "base/deadline.h"
 #include "transport/handover_record.h"
 #include "transport/log.h"
 #include "transport/session_impl.h"
@@ -39,7 +39,7 @@ absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHa
   // Clients wait from the pause on, not while the new process starts.
   absl::Status stopped = serving->CanPause();
   if (stopped.ok()) stopped = AwaitHandoverReady(socket, options.takeover_timeout);
-  const Stopwatch paused;
+  const base::Stopwatch paused;
   if (stopped.ok()) stopped = serving->Pause(options.pause_timeout);
   if (!stopped.ok()) {
     // Nothing was stopped, or what was has started again: the transport serves on.
@@ -69,7 +69,7 @@ absl::StatusOr<HandoverReport> SessionImpl::HandOver(int socket, const SaveForHa
 
 absl::Status SessionImpl::SendConnection(int socket, const SaveForHandover& save,
                                          const HandoverOptions& options, HandoverReport& report) {
-  const Stopwatch saving;
+  const base::Stopwatch saving;
   absl::StatusOr<HandoverPayload> payload = save();
   report.save = saving.elapsed();
   if (!payload.ok()) return payload.status();
@@ -145,7 +145,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::TakeOver(
   return session;
 }
 
-absl::Status SessionImpl::ServeTakenOver(HandoverRecord& record, std::vector<UniqueFd> fds,
+absl::Status SessionImpl::ServeTakenOver(HandoverRecord& record, std::vector<base::UniqueFd> fds,
                                          const SessionOptions& options,
                                          const RestoreFromHandover& restore) {
   dispatcher_.Agree(record.negotiated);
@@ -156,7 +156,7 @@ absl::Status SessionImpl::ServeTakenOver(HandoverRecord& record, std::vector<Uni
     return absl::DataLossError("the handover carried fewer fds than its transport's part names");
   }
   if (!record.transport_bytes.empty()) {
-    std::vector<UniqueFd> transport_fds;
+    std::vector<base::UniqueFd> transport_fds;
     for (size_t i = 1; i < transport_end; ++i) transport_fds.push_back(std::move(fds[i]));
     absl::StatusOr<RingsHandover> rings =
         DecodeRingsHandover(record.transport_bytes, std::move(transport_fds));

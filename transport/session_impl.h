@@ -10,12 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fd.h"
 #include "protocol/dispatcher.h"
 #include "ringfuse/handover.h"
 #include "ringfuse/session.h"
 #include "transport/backing_connection.h"
 #include "transport/dev_fuse_channel.h"
-#include "transport/fd.h"
 #include "transport/handover_record.h"
 #include "transport/log.h"
 #include "transport/mount.h"
@@ -37,7 +37,7 @@ class SessionImpl {
                                                                Handler& handler,
                                                                const RestoreFromHandover& restore);
   // Serves a kept connection: mounts and deposits it, or recovers it (session_keeper.cc).
-  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKept(UniqueFd keeper,
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKept(base::UniqueFd keeper,
                                                                 const SessionOptions& options,
                                                                 Handler& handler,
                                                                 const RecoverAfterCrash& recover,
@@ -90,7 +90,7 @@ class SessionImpl {
   void Resume();
   // The taking-over half after the record arrived: restore, notifier, RESEND, transport.
   // `fds[0]` is already the mount's; the rest are the application's.
-  absl::Status ServeTakenOver(HandoverRecord& record, std::vector<UniqueFd> fds,
+  absl::Status ServeTakenOver(HandoverRecord& record, std::vector<base::UniqueFd> fds,
                               const SessionOptions& options, const RestoreFromHandover& restore);
   // A recovered connection's half after the keeper sent it: recover, stale names, RESEND,
   // transport.
@@ -127,7 +127,7 @@ class SessionImpl {
   std::atomic<bool> aborted_{false};
   std::once_flag stop_once_;
   std::once_flag join_once_;
-  UniqueFd keeper_;  // a kept session's socket to its keeper
+  base::UniqueFd keeper_;  // a kept session's socket to its keeper
   std::mutex keeper_mutex_;
   uint32_t incarnation_ = 0;
 };

@@ -7,8 +7,8 @@
 #include <variant>
 
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
 #include "ringfuse/notify.h"
-#include "transport/errno_status.h"
 #include "transport/keeper_protocol.h"
 #include "transport/log.h"
 #include "transport/session_impl.h"
@@ -39,7 +39,7 @@ absl::StatusOr<SessionOptions> KeptOptions(SessionOptions options) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
-    UniqueFd keeper, const SessionOptions& given, Handler& handler,
+    base::UniqueFd keeper, const SessionOptions& given, Handler& handler,
     const RecoverAfterCrash& recover, const std::vector<int>& kept_fds) {
   absl::StatusOr<SessionOptions> options = KeptOptions(given);
   if (!options.ok()) return options.status();
@@ -49,7 +49,7 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
   }
   // Not for the programs this one starts (fusermount3).
   if (::fcntl(keeper.get(), F_SETFD, FD_CLOEXEC) != 0) {
-    return ErrnoStatus(errno, "the keeper's socket");
+    return base::ErrnoStatus(errno, "the keeper's socket");
   }
   if (absl::Status said = SendDaemonMessage(keeper.get(), KeeperHello{}); !said.ok()) return said;
   absl::StatusOr<KeeperAnswer> answer = ReceiveKeeperAnswer(keeper.get(), kKeeperTimeout);

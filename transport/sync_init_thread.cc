@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/errno_status.h"
 #include "ringfuse/wire.h"
-#include "transport/errno_status.h"
 #include "transport/log.h"
 
 namespace ringfuse::internal {
@@ -33,14 +33,14 @@ absl::StatusOr<std::unique_ptr<SyncInitThread>> SyncInitThread::Start(
   std::unique_ptr<SyncInitThread> thread(new SyncInitThread(std::move(answer)));
   int ends[2];
   if (::pipe2(ends, O_CLOEXEC) != 0) {
-    return ErrnoStatus(errno, "cannot create the pipe to the INIT thread");
+    return base::ErrnoStatus(errno, "cannot create the pipe to the INIT thread");
   }
   thread->handoff_read_.reset(ends[0]);
   thread->handoff_write_.reset(ends[1]);
   // A raw pthread: std::thread's entry would swallow the cancellation's unwinding.
   if (const int error = ::pthread_create(&thread->thread_, nullptr, &Run, thread.get());
       error != 0) {
-    return ErrnoStatus(error, "cannot start the thread that answers INIT");
+    return base::ErrnoStatus(error, "cannot start the thread that answers INIT");
   }
   thread->joinable_ = true;
   return thread;

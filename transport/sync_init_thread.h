@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "ringfuse/bytes.h"
-#include "transport/fd.h"
 
 namespace ringfuse::internal {
 
@@ -38,7 +38,7 @@ class SyncInitThread {
   void ReadAndAnswer();
 
   std::function<void(ConstBytes)> answer_;
-  UniqueFd handoff_read_, handoff_write_;  // carries the fd from Serve to the thread
+  base::UniqueFd handoff_read_, handoff_write_;  // carries the fd from Serve to the thread
   pthread_t thread_{};
   bool joinable_ = false;
   bool answered_ = false;  // written by the thread before it ends, read after the join

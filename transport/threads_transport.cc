@@ -30,7 +30,7 @@ absl::Status ThreadsTransport::Start() {
       fds_.push_back(context_.session_fd);
       continue;
     }
-    absl::StatusOr<UniqueFd> clone = CloneDevFuse(context_.session_fd);
+    absl::StatusOr<base::UniqueFd> clone = CloneDevFuse(context_.session_fd);
     if (!clone.ok()) return clone.status();
     fds_.push_back(clone->get());
     clones_.push_back(std::move(*clone));

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/fd.h"
 #include "transport/dev_fuse_channel.h"
-#include "transport/fd.h"
 #include "transport/inflight.h"
 #include "transport/transport.h"
 #include "transport/worker_threads.h"
@@ -35,9 +35,9 @@ class ThreadsTransport : public Transport {
   TransportContext context_;
   size_t worker_count_;
   size_t buffer_size_;
-  std::vector<int> fds_;          // worker i reads fds_[i]; fds_[0] is the session fd
-                                  // (and all of them are, without clone_fds)
-  std::vector<UniqueFd> clones_;  // owns fds_[1..]
+  std::vector<int> fds_;                // worker i reads fds_[i]; fds_[0] is the session fd
+                                        // (and all of them are, without clone_fds)
+  std::vector<base::UniqueFd> clones_;  // owns fds_[1..]
   std::vector<std::unique_ptr<DevFuseReplyChannel>> channels_;  // one per worker
   InflightTable inflight_;
   std::atomic<bool> stopping_{false};

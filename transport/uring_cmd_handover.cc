@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "protocol/reader.h"
-#include "transport/record_fields.h"
+#include "base/reader.h"
+#include "base/record_fields.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -19,19 +19,21 @@ absl::Status Corrupt(std::string_view what) {
                              std::string(what));
 }
 
-bool GetQueue(Reader& in, HandedQueue& queue) {
+bool GetQueue(base::Reader& in, HandedQueue& queue) {
   uint32_t blocks = 0, entries = 0;
-  if (!GetField(in, blocks) || blocks > kMaxCount) return false;
+  if (!base::GetField(in, blocks) || blocks > kMaxCount) return false;
   queue.blocks.resize(blocks);
   for (HandedBlock& block : queue.blocks) {
-    if (!GetField(in, block.address) || !GetField(in, block.offset) || !GetField(in, block.count)) {
+    if (!base::GetField(in, block.address) || !base::GetField(in, block.offset) ||
+        !base::GetField(in, block.count)) {
       return false;
     }
   }
-  if (!GetField(in, entries) || entries > kMaxCount) return false;
+  if (!base::GetField(in, entries) || entries > kMaxCount) return false;
   queue.entries.resize(entries);
   for (HandedEntry& entry : queue.entries) {
-    if (!GetField(in, entry.block) || !GetField(in, entry.slot) || !GetField(in, entry.unique)) {
+    if (!base::GetField(in, entry.block) || !base::GetField(in, entry.slot) ||
+        !base::GetField(in, entry.unique)) {
       return false;
     }
   }
@@ -60,32 +62,33 @@ absl::Status Check(const RingsHandover& rings) {
 
 std::string EncodeRingsHandover(const RingsHandover& rings) {
   std::string out;
-  PutField(out, rings.payload_stride);
-  PutField(out, static_cast<uint32_t>(rings.queues.size()));
+  base::PutField(out, rings.payload_stride);
+  base::PutField(out, static_cast<uint32_t>(rings.queues.size()));
   for (const HandedQueue& queue : rings.queues) {
-    PutField(out, static_cast<uint32_t>(queue.blocks.size()));
+    base::PutField(out, static_cast<uint32_t>(queue.blocks.size()));
     for (const HandedBlock& block : queue.blocks) {
-      PutField(out, block.address);
-      PutField(out, block.offset);
-      PutField(out, block.count);
+      base::PutField(out, block.address);
+      base::PutField(out, block.offset);
+      base::PutField(out, block.count);
     }
-    PutField(out, static_cast<uint32_t>(queue.entries.size()));
+    base::PutField(out, static_cast<uint32_t>(queue.entries.size()));
     for (const HandedEntry& entry : queue.entries) {
-      PutField(out, entry.block);
-      PutField(out, entry.slot);
-      PutField(out, entry.unique);
+      base::PutField(out, entry.block);
+      base::PutField(out, entry.slot);
+      base::PutField(out, entry.unique);
     }
   }
   return out;
 }
 
 absl::StatusOr<RingsHandover> DecodeRingsHandover(std::string_view bytes,
-                                                  std::vector<UniqueFd> fds) {
-  Reader in(ConstBytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+                                                  std::vector<base::UniqueFd> fds) {
+  base::Reader in(ConstBytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
   RingsHandover rings;
   rings.fds = std::move(fds);
   uint32_t queues = 0;
-  if (!GetField(in, rings.payload_stride) || !GetField(in, queues) || queues > kMaxCount) {
+  if (!base::GetField(in, rings.payload_stride) || !base::GetField(in, queues) ||
+      queues > kMaxCount) {
     return Corrupt("end early");
   }
   rings.queues.resize(queues);

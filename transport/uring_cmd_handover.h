@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::internal {
 
@@ -48,7 +48,7 @@ struct HandedQueue {
 struct RingsHandover {
   uint64_t payload_stride = 0;
   std::vector<HandedQueue> queues;  // one per qid
-  std::vector<UniqueFd> fds;        // each queue's memfd, by qid
+  std::vector<base::UniqueFd> fds;  // each queue's memfd, by qid
 };
 
 // The record as bytes; the fds travel beside it, in order.
@@ -56,6 +56,6 @@ std::string EncodeRingsHandover(const RingsHandover& rings);
 // Refuses a record that ends early, runs on, names a block or slot that is not there or an entry
 // twice, or does not come with one memfd per queue.
 absl::StatusOr<RingsHandover> DecodeRingsHandover(std::string_view bytes,
-                                                  std::vector<UniqueFd> fds);
+                                                  std::vector<base::UniqueFd> fds);
 
 }  // namespace ringfuse::internal

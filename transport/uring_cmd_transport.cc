@@ -12,10 +12,10 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
 #include "ringfuse/log.h"
 #include "transport/cpus.h"
 #include "transport/dev_fuse_reader.h"
-#include "transport/errno_status.h"
 #include "transport/pause_signal.h"
 #include "transport/retire_channel.h"
 
@@ -34,7 +34,7 @@ constexpr absl::Duration kResumeBound = absl::Seconds(5);
 // A request of this process's own on `cpu`'s queue: an fstatfs of the mount, from a thread
 // pinned there (the kernel queues a request on the caller's CPU). It returns once the entry it
 // fills is answered, by this process if it resumes or by the next; the thread ends then.
-absl::Status FillOneEntry(std::shared_ptr<const UniqueFd> root, int cpu) {
+absl::Status FillOneEntry(std::shared_ptr<const base::UniqueFd> root, int cpu) {
   try {
     std::thread([root = std::move(root), cpu] {
       if (!PinCurrentThread(cpu).ok()) return;
@@ -234,12 +234,12 @@ absl::Status UringCmdTransport::FillQueues(absl::Time deadline) {
   if (!online.ok()) return online.status();
   cpu_set_t allowed;
   if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
-    return ErrnoStatus(errno, "sched_getaffinity");
+    return base::ErrnoStatus(errno, "sched_getaffinity");
   }
-  auto root = std::make_shared<const UniqueFd>(
+  auto root = std::make_shared<const base::UniqueFd>(
       ::open(context_.mountpoint.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root->valid()) {
-    return ErrnoStatus(
+    return base::ErrnoStatus(
         errno, absl::StrFormat("opening %s to fill the rings' entries", context_.mountpoint));
   }
   std::vector<UringQueue*> filling;

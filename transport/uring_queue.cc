@@ -9,11 +9,11 @@
 #include <new>
 
 #include "absl/strings/str_format.h"
+#include "base/errno_status.h"
 #include "protocol/reply_parts.h"
 #include "ringfuse/log.h"
 #include "ringfuse/notify.h"
 #include "transport/cpus.h"
-#include "transport/errno_status.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -60,7 +60,7 @@ absl::Status UringQueue::Setup() {
   // A registered file spares every command a reference on the shared struct file, a cache line
   // that every CPU's queue would otherwise bounce.
   if (const int result = io_uring_register_files(ring().raw(), &session_fd_, 1); result < 0) {
-    return ErrnoStatus(-result, "registering /dev/fuse with the ring");
+    return base::ErrnoStatus(-result, "registering /dev/fuse with the ring");
   }
   // A queue taken over serves with the entries handed to it; only one that got none (its CPU
   // was offline, its entries free) registers entries of its own.
@@ -118,7 +118,7 @@ absl::Status UringQueue::MakeEntries(size_t count) {
 absl::Status UringQueue::SubmitRegistration() {
   ArmWaker();
   if (const int result = Submit(0); result < 0) {
-    return ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index()));
+    return base::ErrnoStatus(-result, absl::StrFormat("queue %u: submitting REGISTER", index()));
   }
   // A REGISTER the kernel refuses completes at once, and the kernel then quietly serves the
   // whole connection over /dev/fuse: fail loudly instead. Success completes only with a
@@ -130,7 +130,7 @@ absl::Status UringQueue::SubmitRegistration() {
     }
   });
   if (refused == 0) return absl::OkStatus();
-  return ErrnoStatus(
+  return base::ErrnoStatus(
       -refused,
       absl::StrFormat("queue %u: the kernel refused FUSE_IO_URING_CMD_REGISTER", index()));
 }
@@ -214,7 +214,7 @@ int UringQueue::Pump() {
     ++tries;
     const uint64_t counter = (++pumps_ << 1) & ((uint64_t{1} << kPumpQueueShift) - 1);
     const uint64_t unique = kPumpUniques | (uint64_t{index()} << kPumpQueueShift) | counter;
-    const Notification retrieve = EncodeNotifyRetrieve(unique, entries_[at].nodeid, 0, 0);
+    const Notification retrieve = Notification::Retrieve(unique, entries_[at].nodeid, 0, 0);
     std::array<std::byte, sizeof(wire::OutHeader) + sizeof(wire::NotifyRetrieveOut)> bytes;
     const size_t size = retrieve.CopyTo(bytes);
     if (::write(session_fd_, bytes.data(), size) == static_cast<ssize_t>(size)) {

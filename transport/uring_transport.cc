@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "base/fd.h"
 #include "protocol/reply_parts.h"
 #include "protocol/request_unique.h"
 #include "ringfuse/log.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/reply.h"
 #include "transport/dev_fuse.h"
 #include "transport/dev_fuse_channel.h"
-#include "transport/fd.h"
 #include "transport/pause_signal.h"
 
 namespace ringfuse::internal {
@@ -29,7 +30,7 @@ constexpr size_t kDefaultReadsInFlight = 1;
 // flight it settles. A withdrawn request makes it read again.
 class UringWorker : public RingWorker {
  public:
-  UringWorker(const Shared& shared, PauseRequest& pause, size_t index, int fd, UniqueFd clone,
+  UringWorker(const Shared& shared, PauseRequest& pause, size_t index, int fd, base::UniqueFd clone,
               size_t depth, size_t buffer_size)
       : RingWorker(shared, index),
         pause_(pause),
@@ -75,7 +76,7 @@ class UringWorker : public RingWorker {
   size_t writes_in_flight_ = 0;
   size_t cancels_in_flight_ = 0;
   int fd_;
-  UniqueFd clone_;
+  base::UniqueFd clone_;
   size_t depth_;
   size_t buffer_size_;
   std::vector<Slot> slots_;
@@ -267,9 +268,9 @@ absl::Status UringTransport::Start() {
                                   workers_.stopping()};
   InstallPauseSignal();
   for (size_t i = 0; i < worker_count_; ++i) {
-    UniqueFd clone;
+    base::UniqueFd clone;
     if (i > 0 && context_.options.clone_fds) {
-      absl::StatusOr<UniqueFd> cloned = CloneDevFuse(context_.session_fd);
+      absl::StatusOr<base::UniqueFd> cloned = CloneDevFuse(context_.session_fd);
       if (!cloned.ok()) return cloned.status();
       clone = std::move(*cloned);
     }

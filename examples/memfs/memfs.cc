@@ -355,26 +355,26 @@ void MemFs::DropLink(Inode& parent, Inode& child) {
 
 int MemFs::RenameEntry(uint64_t old_parent, const op::Rename& args) {
   // RENAME_WHITEOUT is for union filesystems; NOREPLACE and EXCHANGE exclude each other.
-  if ((args.flags & ~(kRenameNoreplace | kRenameExchange)) != 0 ||
-      args.flags == (kRenameNoreplace | kRenameExchange)) {
+  if ((args.flags() & ~(kRenameNoreplace | kRenameExchange)) != 0 ||
+      args.flags() == (kRenameNoreplace | kRenameExchange)) {
     return EINVAL;
   }
   int error = 0;
   Inode* from = FindDir(old_parent, &error);
   if (from == nullptr) return error;
-  Inode* to = FindDir(args.newdir, &error);
+  Inode* to = FindDir(args.newdir(), &error);
   if (to == nullptr) return error;
   const auto source = from->children.find(args.old_name);
   if (source == from->children.end()) return ENOENT;
   const auto target = to->children.find(args.new_name);
   const bool target_exists = target != to->children.end();
-  if ((args.flags & kRenameExchange) != 0) {
+  if ((args.flags() & kRenameExchange) != 0) {
     if (!target_exists) return ENOENT;
     ExchangeEntries(*from, source->second, *to, target->second);
     return 0;
   }
   if (target_exists) {
-    if ((args.flags & kRenameNoreplace) != 0) return EEXIST;
+    if ((args.flags() & kRenameNoreplace) != 0) return EEXIST;
     // Two names of one file: rename(2) does nothing.
     if (target->second == source->second) return 0;
     error = ReplaceTarget(*to, target, inodes_.at(source->second));

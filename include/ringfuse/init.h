@@ -1,12 +1,11 @@
 /// \file
-/// INIT negotiation as a pure function: the kernel's offer and the server's wishes in, the reply
-/// and a record of what was agreed out.
+/// What a server wishes of INIT (InitWishes) and what the kernel and the server agreed on
+/// (Negotiated). The negotiation itself is ringfuse/protocol/negotiate.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "absl/status/statusor.h"
 #include "ringfuse/export.h"
 #include "ringfuse/wire.h"
 
@@ -56,19 +55,6 @@ struct Negotiated {
   /// The largest request payload the kernel may send, and the largest reply it accepts.
   uint32_t MaxPayload(uint32_t page_size) const;
 };
-
-/// What Negotiate answers: the reply for the kernel and the record of the agreement.
-struct InitResult {
-  wire::InitOut reply;  ///< fuse_init_out; send its first InitOutSize() bytes
-  Negotiated agreed;    ///< what both sides agreed on
-};
-
-/// Fails for a major version other than 7, a kernel older than 7.31, a required flag the kernel
-/// does not offer, or wishes out of range; every message names the value and what to do.
-absl::StatusOr<InitResult> Negotiate(const wire::InitIn& kernel, const InitWishes& wishes);
-
-/// Bytes of fuse_init_out to send back for a kernel speaking `kernel_minor`.
-size_t InitOutSize(uint32_t kernel_minor);
 
 /// "ASYNC_READ|BIG_WRITES|..." for logs and the debug printer.
 std::string InitFlagNames(uint64_t flags);

@@ -38,9 +38,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ringfuse/export.h"
 
@@ -73,6 +75,42 @@ struct Recovered {
 /// Runs in the new process before any request is served. An error ends the session (the keeper
 /// decides whether to start the daemon again).
 using RecoverAfterCrash = std::function<absl::StatusOr<Recovered>(const CrashRecovery&)>;
+
+/// The keeper's half of a kept session: it holds the connection a daemon deposited, and the note
+/// it left, and gives both to the next daemon it serves after a crash. How daemons are started
+/// and restarted is the caller's (`ringfuse-ctl supervise` is one such caller).
+class ConnectionKeeper {
+ public:
+  ConnectionKeeper();
+  ~ConnectionKeeper();
+  ConnectionKeeper(const ConnectionKeeper&) = delete;
+  ConnectionKeeper& operator=(const ConnectionKeeper&) = delete;
+
+  /// Answers the next message of the daemon at the other end of `socket`. NotFound once that
+  /// daemon closed its end (it exited or died); any other error for a daemon that broke the
+  /// protocol (the caller should stop listening to it; what was kept stays kept).
+  absl::Status ServeOne(int socket);
+
+  /// Whether a daemon deposited its connection here.
+  bool holds_connection() const;
+  /// The kept /dev/fuse fd, -1 if none.
+  int dev_fd() const;
+  /// Where the kept connection is mounted; "" if none.
+  const std::string& mountpoint() const;
+  /// The kernel still serves the kept connection: not unmounted, not aborted.
+  bool connection_alive() const;
+  /// How many daemons got the connection back.
+  uint32_t recoveries() const;
+  /// The daemon of the socket last served has deposited the connection or serves it again: it
+  /// handles its signals by now (a stop then unmounts).
+  bool daemon_serves() const;
+  /// A new daemon is started: it serves once it says so.
+  void NewDaemon();
+
+ private:
+  struct Kept;  // the connection's record and fds, the note, the counts
+  std::unique_ptr<Kept> kept_;
+};
 
 }  // namespace ringfuse
 

@@ -45,21 +45,21 @@ class Notifier : public NotifyReplySink {
   /// Writes one encoded notification and returns the kernel's answer.
   absl::Status Send(const Notification& notification);
 
-  /// EncodeNotifyInvalInode, sent: by default attributes only.
+  /// Notification::InvalInode, sent: by default attributes only.
   absl::Status InvalInode(uint64_t nodeid, int64_t offset = -1, int64_t length = 0);
-  /// EncodeNotifyInvalEntry, sent; `expire_only` sets wire::kExpireOnly.
+  /// Notification::InvalEntry, sent; `expire_only` sets wire::kExpireOnly.
   absl::Status InvalEntry(uint64_t parent, std::string_view name, bool expire_only = false);
-  /// EncodeNotifyDelete, sent.
+  /// Notification::Delete, sent.
   absl::Status Delete(uint64_t parent, uint64_t child, std::string_view name);
-  /// EncodeNotifyStore, sent.
+  /// Notification::Store, sent.
   absl::Status Store(uint64_t nodeid, uint64_t offset, ConstBytes data);
-  /// EncodeNotifyPoll, sent.
+  /// Notification::Poll, sent.
   absl::Status Poll(uint64_t kernel_handle);
-  /// EncodeNotifyResend, sent.
+  /// Notification::Resend, sent.
   absl::Status Resend();
-  /// EncodeNotifyIncEpoch, sent.
+  /// Notification::IncEpoch, sent.
   absl::Status IncEpoch();
-  /// EncodeNotifyPrune, sent.
+  /// Notification::Prune, sent.
   absl::Status Prune(std::span<const uint64_t> nodeids);
   /// Asks for the kernel's cached pages of `nodeid` and waits for them (NOTIFY_REPLY). May return
   /// fewer bytes than asked, as many as are cached contiguously from `offset`.

@@ -3,7 +3,9 @@
 /// malformed message, and the sink for the kernel's answers to RETRIEVE notifications.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "ringfuse/export.h"
 #include "ringfuse/reply.h"
@@ -32,6 +34,13 @@ class RequestObserver : public ReplyObserver {
   /// Called for a message that failed to parse, before it is answered (EIO or ENOSYS).
   virtual void OnMalformed(const ParseError& error) = 0;
 };
+
+/// One strace-like line for a request, for a tracer's log:
+/// `LOOKUP unique=12 nodeid=1 uid=1000 gid=1000 pid=42 name="etc"`.
+std::string DescribeRequest(const Request& request);
+
+/// One line for a reply: `reply unique=12 ok (2 bytes)` or `reply unique=12 error=-ENOENT`.
+std::string DescribeReply(uint64_t unique, int32_t error, size_t body_size);
 
 }  // namespace ringfuse
 

@@ -5,7 +5,6 @@
 
 #include <sys/stat.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -30,35 +29,7 @@ struct ReplyTarget {
   uint64_t slot = 0;    ///< the transport's own value
 };
 
-/// Implemented by each transport. Called exactly once per request that expects a reply, possibly
-/// from a thread other than the one that received the request, so implementations are
-/// thread-safe. `error` is 0 or a negative errno in the kernel's accepted range; the body is sent
-/// only with error 0 and is the concatenation of `body`.
-class ReplyChannel {
- public:
-  virtual ~ReplyChannel() = default;
-  /// Sends one reply: `error` 0 with `body`, or a negative errno alone.
-  virtual void SendReply(const ReplyTarget& target, int32_t error,
-                         std::span<const ConstBytes> body) = 0;
-
-  /// Replies not yet made, counted by the tokens, so that a transport never frees a channel
-  /// that a reply held by the handler may still reach (see RetireChannel in transport/).
-  uint64_t outstanding() const { return outstanding_.load(std::memory_order_acquire); }
-  /// After Close, replies still made through this channel are dropped: the connection is gone.
-  void Close() { closed_.store(true, std::memory_order_release); }
-  /// Whether Close has been called.
-  bool closed() const { return closed_.load(std::memory_order_acquire); }
-
- private:
-  friend class ReplyToken;
-  std::atomic<uint64_t> outstanding_{0};
-  std::atomic<bool> closed_{false};
-};
-
-/// Maps a handler's errno to what the kernel accepts: a positive errno in 1..511 becomes its
-/// negative; anything else (0, negative, out of range) becomes -EIO, because the kernel rejects
-/// such a reply and the caller would otherwise see EINVAL with no trace in the server.
-int32_t KernelError(int errno_value);
+class ReplyChannel;
 
 /// Sees every reply a session sends; the reply half of RequestObserver.
 class ReplyObserver {
@@ -75,11 +46,6 @@ class ReplyToken {
  public:
   /// A token that answers nothing (pending() is false).
   ReplyToken() = default;
-  /// Answers `target` through `channel`, told to `observer` first (may be null).
-  ReplyToken(ReplyChannel* channel, ReplyTarget target, ReplyObserver* observer = nullptr)
-      : channel_(channel), target_(target), observer_(observer) {
-    if (channel_ != nullptr) channel_->outstanding_.fetch_add(1, std::memory_order_relaxed);
-  }
   /// Takes over `other`'s promise; `other` is left not pending.
   ReplyToken(ReplyToken&& other) noexcept { *this = std::move(other); }
   /// Answers this token's own request with EIO if pending, then takes over `other`'s.
@@ -93,7 +59,8 @@ class ReplyToken {
   /// The unique of the request this token answers.
   uint64_t unique() const { return target_.unique; }
 
-  /// Answers with an error (see KernelError).
+  /// Answers with an error: a positive errno below 512 as itself, anything else (0, negative,
+  /// out of range, which the kernel would refuse) as EIO.
   void Error(int errno_value);
   /// Answers with success and `body`, the concatenation of its parts.
   void Send(std::span<const ConstBytes> body);
@@ -101,6 +68,9 @@ class ReplyToken {
   void Send(std::initializer_list<ConstBytes> body) { Send(std::span(body.begin(), body.size())); }
 
  private:
+  friend class ReplyChannel;  // the only maker of pending tokens (ReplyChannel::Promise)
+  ReplyToken(ReplyChannel* channel, ReplyTarget target, ReplyObserver* observer);
+
   ReplyChannel* channel_ = nullptr;
   ReplyTarget target_;
   ReplyObserver* observer_ = nullptr;  // a tracer; null unless one is attached
@@ -113,7 +83,7 @@ class TypedReply {
  public:
   /// Answers through `token`.
   explicit TypedReply(ReplyToken token) : token_(std::move(token)) {}
-  /// Answers with an error (see KernelError).
+  /// Answers with an error, as ReplyToken::Error does.
   void Error(int errno_value) { token_.Error(errno_value); }
   /// Whether the request still waits for its answer.
   bool pending() const { return token_.pending(); }
@@ -305,11 +275,6 @@ wire::EntryOut MakeNegativeEntry(Timeout timeout);
 wire::AttrOut MakeAttrOut(const wire::Attr& attr, Timeout timeout);
 /// An open file `fh` with FOPEN_* `open_flags` (wire::kFopen*) and, for passthrough, a backing id.
 wire::OpenOut MakeOpenOut(uint64_t fh, uint32_t open_flags, int32_t backing_id = 0);
-
-/// A whole reply message as /dev/fuse takes it: fuse_out_header then the body. Returns the bytes
-/// written, or 0 when `out` is too small.
-size_t EncodeReplyMessage(uint64_t unique, int32_t error, std::span<const ConstBytes> body,
-                          MutableBytes out);
 
 /// Packs READDIR or READDIRPLUS entries into a caller's buffer, 8-byte aligned as the kernel
 /// requires. Add returns false, and writes nothing, when the entry does not fit: the signal to

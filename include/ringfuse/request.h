@@ -1,9 +1,13 @@
 /// \file
-/// Requests from the kernel: validated header plus a typed view of every argument.
+/// Requests from the kernel: validated header plus a typed view of every argument, as a Handler
+/// receives them, and what was wrong with a message the parser refused (ParseError, which a
+/// RequestObserver sees). The parser itself is ringfuse/protocol/parse.h. Views point into the
+/// buffer the request was read into and live as long as the request is being handled.
 ///
-/// ParseRequest never reads past the bytes it is given, never aborts and never throws: a malformed
-/// message becomes a ParseError that says what was wrong and, where it can be known, the unique id
-/// to answer with EIO. Views point into the caller's buffer and live as long as it does.
+/// Every op struct has one shape: `in`, the raw fixed struct where the opcode has one, read
+/// through an accessor per value (`flags()`, `fh()`, `offset()`; an optional where the kernel
+/// marks the value valid); then, as fields, the parts that follow it (names, data, records) as
+/// views, and what only the opcode says (`Setlk::wait`, `CopyFileRange::wide_reply`).
 #pragma once
 
 #include <cstdint>
@@ -23,15 +27,6 @@
 RINGFUSE_PUBLIC_BEGIN
 
 namespace ringfuse {
-
-/// What the parser must know of the connection: older protocols send shorter structs.
-struct ParseContext {
-  uint32_t minor = wire::kKernelMinor;  ///< the negotiated protocol minor
-  bool setxattr_ext = true;  ///< FUSE_SETXATTR_EXT agreed: SETXATTR has the 16-byte struct
-  /// The largest reply the kernel accepts (Negotiated::MaxPayload): READ, READDIR and READDIRPLUS
-  /// asking for more are malformed, so that no handler sizes a buffer from an unchecked number.
-  uint32_t max_reply = wire::kMaxReplyAnyConnection;
-};
 
 /// A run of fixed-size records in kernel memory order, read by copy (no alignment assumed).
 template <typename T>
@@ -185,10 +180,14 @@ struct Rmdir {
 };
 /// RENAME and RENAME2: moves an entry of directory `context.nodeid()`.
 struct Rename {
-  uint64_t newdir;            ///< the directory it moves to
-  uint32_t flags;             ///< RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT; 0 for RENAME
+  wire::Rename2In in;         ///< the raw request; RENAME's (which has no flags) with flags 0
   std::string_view old_name;  ///< the entry in `context.nodeid()`
-  std::string_view new_name;  ///< its name in newdir
+  std::string_view new_name;  ///< its name in newdir()
+
+  /// The directory it moves to.
+  uint64_t newdir() const { return in.newdir; }
+  /// RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT; 0 for RENAME.
+  uint32_t flags() const { return in.flags; }
 };
 /// LINK: a new hard link in directory `context.nodeid()`.
 struct Link {
@@ -215,7 +214,8 @@ struct Read {
 
   uint64_t fh() const { return in.fh; }          ///< the open file, as OPEN answered it
   uint64_t offset() const { return in.offset; }  ///< where to read from
-  /// The most bytes to answer; no more than the connection allows (ParseContext::max_reply).
+  /// The most bytes to answer; no more than the connection allows (the connection's
+  /// Negotiated::MaxPayload).
   uint32_t size() const { return in.size; }
   /// The open flags of the file (O_APPEND, O_DIRECT...).
   int flags() const { return static_cast<int>(in.flags); }
@@ -599,19 +599,6 @@ struct ParseError {
   std::string ToString() const;   ///< one line: kind, opcode, unique, argument
   absl::Status ToStatus() const;  ///< ToString() as an InvalidArgument status
 };
-
-/// A request, or why there is none.
-using ParseResult = std::variant<Request, ParseError>;
-
-/// A whole message as read from /dev/fuse: fuse_in_header, arguments, extensions.
-ParseResult ParseRequest(ConstBytes message, const ParseContext& context);
-
-/// A request delivered over FUSE-over-io_uring, where the kernel splits it: the fuse_in_header
-/// (in_out), the fixed argument struct (op_in, stale for opcodes without one) and everything else
-/// (the payload, payload_sz bytes). NOTIFY_REPLY and REMOVEMAPPING carry their fixed struct at
-/// the start of the payload instead. header.len is not checked: the kernel does not keep it exact.
-ParseResult ParseRingRequest(ConstBytes in_out, ConstBytes op_in, ConstBytes payload,
-                             const ParseContext& context);
 
 }  // namespace ringfuse
 

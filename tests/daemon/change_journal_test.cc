@@ -31,7 +31,7 @@ std::unique_ptr<ChangeJournal> NewJournal() {
 // The keeper's copy of the memfd, as the next daemon gets it.
 std::unique_ptr<ChangeJournal> AdoptCopyOf(const ChangeJournal& journal) {
   absl::StatusOr<std::unique_ptr<ChangeJournal>> adopted =
-      ChangeJournal::Adopt(internal::UniqueFd(::fcntl(journal.fd(), F_DUPFD_CLOEXEC, 0)));
+      ChangeJournal::Adopt(base::UniqueFd(::fcntl(journal.fd(), F_DUPFD_CLOEXEC, 0)));
   EXPECT_TRUE(adopted.ok()) << adopted.status();
   return adopted.ok() ? std::move(*adopted) : nullptr;
 }
@@ -151,7 +151,7 @@ TEST(ChangeJournal, ACountOfSlotsTakenNear2To64DoesNotLoseTheRecords) {
 }
 
 TEST(ChangeJournal, AMemfdThatIsNoJournalIsRefused) {
-  internal::UniqueFd memfd(::memfd_create("not a journal", MFD_CLOEXEC));
+  base::UniqueFd memfd(::memfd_create("not a journal", MFD_CLOEXEC));
   ASSERT_TRUE(memfd.valid());
   ASSERT_EQ(::ftruncate(memfd.get(), 4096), 0);
   absl::StatusOr<std::unique_ptr<ChangeJournal>> adopted = ChangeJournal::Adopt(std::move(memfd));
@@ -170,7 +170,7 @@ TEST(ChangeJournal, ItsMemfdCannotBeResizedAndAnUnsealedOneIsRefused) {
   EXPECT_NE(::fcntl(journal->fd(), F_ADD_SEALS, F_SEAL_WRITE), 0) << "no seal can be changed";
   ASSERT_NE(AdoptCopyOf(*journal), nullptr) << "a sealed journal is adopted";
 
-  internal::UniqueFd unsealed(::memfd_create("unsealed", MFD_CLOEXEC));
+  base::UniqueFd unsealed(::memfd_create("unsealed", MFD_CLOEXEC));
   ASSERT_TRUE(unsealed.valid());
   ASSERT_EQ(::ftruncate(unsealed.get(), ChangeJournal::kBytes), 0);
   absl::StatusOr<std::unique_ptr<ChangeJournal>> adopted =

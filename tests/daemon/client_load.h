@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/fd.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 
@@ -58,8 +58,7 @@ class MixedLoad {
   }
   void Work(const std::string& root, int t) {
     const std::string base = root + "/c" + std::to_string(t);
-    const internal::UniqueFd log(
-        ::open((base + ".log").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644));
+    const base::UniqueFd log(::open((base + ".log").c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644));
     if (!log.valid()) return Fail("open log");
     std::string& logged = logged_[t];
     for (long i = 0; !done_; ++i) {

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -153,7 +153,7 @@ TEST_F(ControlSocket, AcceptWithoutFreeFdsNeitherSpinsNorLosesTheClient) {
 // request after the handing one goes to the new server, and the name stays until the new one
 // ends.
 TEST_F(ControlSocket, AListenerHandedOffIsServedByItsAdopterUnderTheSameName) {
-  internal::UniqueFd handed;
+  base::UniqueFd handed;
   absl::StatusOr<std::unique_ptr<ControlServer>> old =
       ControlServer::Start(FakeDevice(8), [&handed](std::string_view, ControlServer& server) {
         handed.reset(::fcntl(server.listener(), F_DUPFD_CLOEXEC, 0));
@@ -187,9 +187,9 @@ TEST_F(ControlSocket, AListenerHandedOffIsServedByItsAdopterUnderTheSameName) {
 TEST_F(ControlSocket, AdoptRefusesASocketThatDoesNotListen) {
   int pair[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  internal::UniqueFd other(pair[1]);
+  base::UniqueFd other(pair[1]);
   absl::StatusOr<std::unique_ptr<ControlServer>> adopted =
-      ControlServer::Adopt(internal::UniqueFd(pair[0]), Echo);
+      ControlServer::Adopt(base::UniqueFd(pair[0]), Echo);
   ASSERT_FALSE(adopted.ok());
   EXPECT_THAT(adopted.status().message(), HasSubstr("not a listening socket"));
 }

@@ -35,7 +35,7 @@ class CrashReopen : public ::testing::Test {
     DaemonOptions options;
     options.source = source_;
     fs_ = std::make_unique<PassthroughFs>(
-        internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+        base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
     Found found;
     ASSERT_EQ(fs_->inodes().Lookup(InodeTable::kRootNodeId, "mine", found), 0);
     node_ = found.inode->nodeid;  // as the dead daemon numbered it
@@ -47,7 +47,7 @@ class CrashReopen : public ::testing::Test {
 
   // The handle of the file at `path`, as the journal records them.
   std::string HandleOf(const std::string& path) {
-    const internal::UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    const base::UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
     return fs_->inodes().handles().HandleOf(fd.get());
   }
 
@@ -96,7 +96,7 @@ TEST_F(CrashReopen, AFileOutsideSourceNamedByTheNodeJournalIsNotReopened) {
   ASSERT_NO_FATAL_FAILURE(record(kForged, top_.path() + "/secret"));
   DaemonOptions options;
   options.source = source_;
-  PassthroughFs next(internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+  PassthroughFs next(base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
   ASSERT_TRUE(next.ContinueAfterCrash(kIncarnation).ok());
   const absl::Status restored = next.inodes().RestoreRecorded((*nodes)->Recover().nodes);
   ASSERT_TRUE(restored.ok()) << restored;

@@ -15,11 +15,11 @@
 #include <string>
 #include <thread>
 
+#include "base/fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/child_process.h"
 #include "tests/daemon/test_files.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -210,7 +210,7 @@ TEST_F(AsCaller, KeepsOnlyTheCapabilityAskedFor) {
 // The kernel's writeback names no writer: made as the file's owner, root's included, with no
 // groups and only the capabilities asked for (CAP_SYS_RESOURCE gone: reserved blocks, quotas).
 TEST_F(AsCaller, AFilesOwnerIsActedAsWithOnlyWhatIsKept) {
-  const internal::UniqueFd file(::memfd_create("owned", MFD_CLOEXEC));
+  const base::UniqueFd file(::memfd_create("owned", MFD_CLOEXEC));
   ASSERT_TRUE(file.valid());
   ASSERT_EQ(::fchown(file.get(), 1003, 1004), 0);
   std::thread([&] {
@@ -242,7 +242,7 @@ TEST_F(AsCaller, AFilesOwnerIsActedAsWithOnlyWhatIsKept) {
 
 // Root's file too: its writeback keeps fsuid 0 (the owner's), not root's capabilities.
 TEST_F(AsCaller, ARootOwnedFileIsActedAsWithoutRootsCapabilities) {
-  const internal::UniqueFd file(::memfd_create("owned", MFD_CLOEXEC));
+  const base::UniqueFd file(::memfd_create("owned", MFD_CLOEXEC));
   ASSERT_TRUE(file.valid());
   std::thread([&] {
     uint64_t inside = ~0ull;
@@ -264,8 +264,8 @@ TEST_F(AsCaller, ARootOwnedFileIsActedAsWithoutRootsCapabilities) {
 TEST_F(AsCaller, AGroupThatCouldDenyRefusesACallerWhoseGroupsAreUnknown) {
   ringfuse::testing::TempDir dir("ringfuse-unknown-groups");
   const std::string banned = dir.path() + "/banned", plain = dir.path() + "/plain";
-  const internal::UniqueFd banned_fd(::open(banned.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0604));
-  const internal::UniqueFd plain_fd(::open(plain.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0644));
+  const base::UniqueFd banned_fd(::open(banned.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0604));
+  const base::UniqueFd plain_fd(::open(plain.c_str(), O_CREAT | O_RDONLY | O_CLOEXEC, 0644));
   ASSERT_TRUE(banned_fd.valid() && plain_fd.valid());
   ASSERT_EQ(::fchown(banned_fd.get(), 0, 2100), 0);
   ASSERT_EQ(::fchmod(banned_fd.get(), 0604), 0);

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/fd.h"
 #include "gtest/gtest.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -40,37 +40,37 @@ class FdRoomTest : public ::testing::Test {
 
   // A lender of the fds `held_` keeps, as the inode table lends its nodes'.
   static size_t GiveBack(void* test, size_t count) {
-    std::vector<internal::UniqueFd>& held = static_cast<FdRoomTest*>(test)->held_;
+    std::vector<base::UniqueFd>& held = static_cast<FdRoomTest*>(test)->held_;
     size_t given = 0;
     for (; given < count && !held.empty(); ++given) held.pop_back();
     return given;
   }
 
   rlimit saved_{};
-  std::vector<internal::UniqueFd> held_;
+  std::vector<base::UniqueFd> held_;
 };
 
 TEST_F(FdRoomTest, AnOpenThatRanOutOfFdsTakesSomeFromALenderAndSucceeds) {
   LendFds(&FdRoomTest::GiveBack, this);
   const size_t held_before = held_.size();
-  const internal::UniqueFd fd(OpenMakingRoom(OpenNull));
+  const base::UniqueFd fd(OpenMakingRoom(OpenNull));
   EXPECT_TRUE(fd.valid()) << std::strerror(errno);
   EXPECT_LT(held_.size(), held_before) << "the lender gave nothing back";
 }
 
 // The negative control: with no lender the same open fails as plainly.
 TEST_F(FdRoomTest, WithNoLenderTheOpenFailsWithEmfile) {
-  const internal::UniqueFd fd(OpenMakingRoom(OpenNull));
+  const base::UniqueFd fd(OpenMakingRoom(OpenNull));
   EXPECT_FALSE(fd.valid());
   EXPECT_EQ(errno, EMFILE);
 }
 
 // A lender with nothing left to give does not make the open loop.
 TEST_F(FdRoomTest, ALenderWithNothingLeftLeavesTheEmfile) {
-  std::vector<internal::UniqueFd> kept = std::move(held_);
+  std::vector<base::UniqueFd> kept = std::move(held_);
   held_.clear();
   LendFds(&FdRoomTest::GiveBack, this);
-  const internal::UniqueFd fd(OpenMakingRoom(OpenNull));
+  const base::UniqueFd fd(OpenMakingRoom(OpenNull));
   EXPECT_FALSE(fd.valid());
   EXPECT_EQ(errno, EMFILE);
 }

@@ -19,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "daemon/passthrough_fs.h"
 #include "gtest/gtest.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "tests/daemon/test_files.h"
 
 namespace ringfuse::daemon {
@@ -58,7 +59,7 @@ class ForgedHandles : public ::testing::Test {
     DaemonOptions options;
     options.source = source_.path();
     fs_ = std::make_unique<PassthroughFs>(
-        internal::UniqueFd(::open(source_.path().c_str(), O_PATH | O_CLOEXEC)), options);
+        base::UniqueFd(::open(source_.path().c_str(), O_PATH | O_CLOEXEC)), options);
   }
 
   // The context of request `unique_` on `nodeid`, from this process. Context and Token only
@@ -69,7 +70,7 @@ class ForgedHandles : public ::testing::Test {
     header_.pid = static_cast<uint32_t>(::getpid());
     return RequestContext{header_, extensions_};
   }
-  ReplyToken Token() { return ReplyToken(&channel_, {unique_, 0}); }
+  ReplyToken Token() { return channel_.Promise({unique_, 0}); }
   std::optional<int32_t> Answer() { return channel_.ErrorOf(unique_); }
 
   // The fh of an OpenOut that ends the last reply's body.
@@ -272,7 +273,7 @@ TEST_F(ForgedHandles, OpenOfAFifoOrASocketIsEnxioAtOnce) {
   const std::string fifo = source_.path() + "/fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0) << std::strerror(errno);
   const std::string socket_path = source_.path() + "/socket";
-  const internal::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const base::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   ASSERT_LT(socket_path.size(), sizeof(address.sun_path));
@@ -289,7 +290,7 @@ TEST_F(ForgedHandles, OpenOfAFifoOrASocketIsEnxioAtOnce) {
       open.in.flags = flags;
       const std::optional<int32_t> answer = AnswerWithin(
           [&] { fs_->Open(context, open, OpenReply(Token())); }, [&] { return Answer(); },
-          [&] { internal::UniqueFd peer(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)); });
+          [&] { base::UniqueFd peer(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC)); });
       // The negative control: the regular file opens.
       EXPECT_EQ(answer, name == "file" ? 0 : -ENXIO) << name << " flags " << flags;
     }

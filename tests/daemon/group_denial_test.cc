@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "base/fd.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -78,7 +78,7 @@ TEST(AGroupCouldDeny, ReadsTheModeAndAclOfAnInode) {
   ringfuse::testing::TempDir dir("ringfuse-group-denial");
   const std::string plain = dir.path() + "/plain", banned = dir.path() + "/banned";
   for (const std::string& path : {plain, banned}) {
-    const internal::UniqueFd made(::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+    const base::UniqueFd made(::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
     ASSERT_TRUE(made.valid());
     ASSERT_EQ(::fchmod(made.get(), 0644), 0);
   }
@@ -86,8 +86,8 @@ TEST(AGroupCouldDeny, ReadsTheModeAndAclOfAnInode) {
   if (::setxattr(banned.c_str(), "system.posix_acl_access", acl.data(), acl.size(), 0) != 0) {
     GTEST_SKIP() << "no ACLs here: " << std::strerror(errno);
   }
-  const internal::UniqueFd plain_fd(::open(plain.c_str(), O_PATH | O_CLOEXEC));
-  const internal::UniqueFd banned_fd(::open(banned.c_str(), O_PATH | O_CLOEXEC));
+  const base::UniqueFd plain_fd(::open(plain.c_str(), O_PATH | O_CLOEXEC));
+  const base::UniqueFd banned_fd(::open(banned.c_str(), O_PATH | O_CLOEXEC));
   EXPECT_FALSE(AGroupCouldDeny(plain_fd.get(), kAlice, kOnlyOwn));
   EXPECT_TRUE(AGroupCouldDeny(banned_fd.get(), kAlice, kOnlyOwn));
   EXPECT_TRUE(AGroupCouldDeny(-1, kAlice, kOnlyOwn)) << "an inode it cannot read fails closed";

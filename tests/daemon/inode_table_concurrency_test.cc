@@ -44,7 +44,7 @@ class InodeTableConcurrency : public ::testing::Test {
       inodes_.push_back(st.st_ino);
     }
     table_ = std::make_unique<InodeTable>(
-        internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
+        base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
   }
 
   // The table again, made without CAP_DAC_READ_SEARCH as a user's own daemon is: nodes are
@@ -57,7 +57,7 @@ class InodeTableConcurrency : public ::testing::Test {
     without.effective &= ~kDacReadSearch;
     ASSERT_TRUE(SetThreadCapabilities(without));
     table_ = std::make_unique<InodeTable>(
-        internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
+        base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
     ASSERT_TRUE(SetThreadCapabilities(*caps));
     ASSERT_FALSE(table_->reopens_by_handle()) << "the test would prove nothing";
   }

@@ -32,7 +32,7 @@ class InodeTableTest : public ::testing::Test {
     std::filesystem::create_hard_link(root_.path() + "/file", root_.path() + "/dir/hardlink");
     std::filesystem::create_symlink("/etc", root_.path() + "/link-out");
     table_ = std::make_unique<InodeTable>(
-        internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
+        base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   }
 
   uint64_t NodeOf(uint64_t parent, std::string_view name) {
@@ -70,10 +70,10 @@ TEST_F(InodeTableTest, ForgetDropsTheNodeWhenTheLastLookupGoes) {
 TEST_F(InodeTableTest, ForgetErasesOnlyItsOwnNodesBackingInode) {
   const uint64_t looked_up = NodeOf(InodeTable::kRootNodeId, "file");
   Found adopted;
-  ASSERT_EQ(table_->Adopt(
-                internal::UniqueFd(::open((root_.path() + "/file").c_str(), O_PATH | O_CLOEXEC)),
-                adopted),
-            0);
+  ASSERT_EQ(
+      table_->Adopt(base::UniqueFd(::open((root_.path() + "/file").c_str(), O_PATH | O_CLOEXEC)),
+                    adopted),
+      0);
   ASSERT_NE(adopted.inode->nodeid, looked_up);
   table_->Forget(looked_up, 1);
   EXPECT_EQ(NodeOf(InodeTable::kRootNodeId, "file"), adopted.inode->nodeid)
@@ -87,8 +87,7 @@ TEST_F(InodeTableTest, UnclosableNodesAreNamedLeastRecentlyUsedFirst) {
   for (int i = 0; i < 10; ++i) {
     Found found;
     ASSERT_EQ(
-        table_->Adopt(internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), found),
-        0);
+        table_->Adopt(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), found), 0);
     adopted.push_back(found.inode->nodeid);
   }
   EXPECT_EQ(table_->pinned_count(), 11u) << "ten adopted nodes and the root";
@@ -139,7 +138,7 @@ TEST_F(InodeTableTest, ReplaceRootReportsTrackedNamesOnceAndSwitchesTheRoot) {
   EXPECT_EQ(table_->Lookup(999, "under-a-forgotten-parent", missing), ESTALE);
 
   KernelCache cache = table_->ReplaceRoot(
-      internal::UniqueFd(::open((root_.path() + "/dir").c_str(), O_PATH | O_CLOEXEC)));
+      base::UniqueFd(::open((root_.path() + "/dir").c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_TRUE(cache.entries_complete);
   const decltype(cache.entries) expected = {
       {InodeTable::kRootNodeId, "dir"}, {dir, "hardlink"}, {InodeTable::kRootNodeId, "missing"}};
@@ -147,7 +146,7 @@ TEST_F(InodeTableTest, ReplaceRootReportsTrackedNamesOnceAndSwitchesTheRoot) {
   EXPECT_EQ(cache.nodeids.size(), table_->size());
   // Node 1 now is what was "dir": its entry is found there.
   EXPECT_EQ(NodeOf(InodeTable::kRootNodeId, "hardlink"), NodeOf(dir, "hardlink"));
-  cache = table_->ReplaceRoot(internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
+  cache = table_->ReplaceRoot(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u) << "names reported by a switch are reported only once";
 }
 
@@ -157,14 +156,14 @@ TEST_F(InodeTableTest, TrackingPastItsLimitMarksTheNamesIncomplete) {
   for (const char* name : {"a", "b", "a", "b"})
     table_->Lookup(InodeTable::kRootNodeId, name, found);
   KernelCache cache =
-      table_->ReplaceRoot(internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
+      table_->ReplaceRoot(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u);
   EXPECT_TRUE(cache.entries_complete) << "names already tracked do not count twice";
   for (const char* name : {"a", "b", "c"}) table_->Lookup(InodeTable::kRootNodeId, name, found);
-  cache = table_->ReplaceRoot(internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
+  cache = table_->ReplaceRoot(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u);
   EXPECT_FALSE(cache.entries_complete);
-  cache = table_->ReplaceRoot(internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
+  cache = table_->ReplaceRoot(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_TRUE(cache.entries_complete) << "a switch starts a new, complete set";
 }
 
@@ -178,7 +177,7 @@ class BoundedInodeTableTest : public InodeTableTest {
     InodeTableTest::SetUp();
     for (int i = 0; i < kFiles; ++i) WriteFile(root_.path() + "/f" + std::to_string(i), "x");
     table_ = std::make_unique<InodeTable>(
-        internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
+        base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
     // Reopening needs CAP_DAC_READ_SEARCH; without it every node stays open (tested below).
     Found probe;
     ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f0", probe), 0);
@@ -240,7 +239,7 @@ TEST_F(BoundedInodeTableTest, GivesFdsBackAndKeepsItsBudgetLoweredAWhile) {
   constexpr size_t kLimit = 40;
   constexpr auto kLoweredFor = absl::Milliseconds(300);
   table_ = std::make_unique<InodeTable>(
-      internal::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kLimit, kLoweredFor);
+      base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kLimit, kLoweredFor);
   const auto look_up_all = [&] {
     for (int i = 0; i < kFiles; ++i) {
       Found found;
@@ -492,8 +491,7 @@ TEST_F(NamedInodeTableTest, AClosedNodeUnchangedAcrossARootSwitchStaysReachable)
   const uint64_t deep_node = deep.inode->nodeid;
   deep.inode.reset();
   CloseTheOthers();
-  table_->ReplaceRoot(
-      internal::UniqueFd(::open((root_.path() + "/r2").c_str(), O_PATH | O_CLOEXEC)));
+  table_->ReplaceRoot(base::UniqueFd(::open((root_.path() + "/r2").c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(BackingOf(deep_node), std::pair(deep.attr.st_dev, deep.attr.st_ino))
       << std::strerror(errno);
 }

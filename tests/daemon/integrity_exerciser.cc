@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "transport/fd.h"
+#include "base/fd.h"
 
 namespace ringfuse::integrity {
 namespace {
@@ -54,7 +54,7 @@ Outcome CheckWritten(ssize_t written, size_t length, std::string_view call) {
   return Failure{absl::StrFormat("%s wrote %d of %d bytes", call, written, length), std::nullopt};
 }
 
-Outcome Open(const std::string& path, int flags, internal::UniqueFd& fd) {
+Outcome Open(const std::string& path, int flags, base::UniqueFd& fd) {
   fd.reset(::open(path.c_str(), flags | O_CLOEXEC, 0644));
   if (fd.valid()) return std::nullopt;
   const int error = errno;
@@ -112,10 +112,10 @@ class Mapping {
 
 // Every fd the exerciser keeps open on one file.
 struct FileFds {
-  internal::UniqueFd first;
-  internal::UniqueFd second;
-  internal::UniqueFd append;  // O_APPEND
-  internal::UniqueFd direct;  // O_DIRECT, when direct transfers are exercised
+  base::UniqueFd first;
+  base::UniqueFd second;
+  base::UniqueFd append;  // O_APPEND
+  base::UniqueFd direct;  // O_DIRECT, when direct transfers are exercised
 };
 
 class Runner {
@@ -179,7 +179,7 @@ ExerciserReport Runner::Run() {
 
 Outcome Runner::CreateFiles() {
   for (int file = 0; file < options_.files; ++file) {
-    internal::UniqueFd created;
+    base::UniqueFd created;
     if (Outcome failure = Open(PathOf(file), O_RDWR | O_CREAT | O_TRUNC, created)) return failure;
   }
   SkipWhatTheDirectoryRefuses();
@@ -193,7 +193,7 @@ Outcome Runner::CreateFiles() {
 // Not every filesystem takes O_DIRECT, and a FUSE file opened with direct_io cannot be mapped
 // shared unless the server allows it: those kinds are skipped and reported, not failed.
 void Runner::SkipWhatTheDirectoryRefuses() {
-  internal::UniqueFd fd;
+  base::UniqueFd fd;
   if ((kinds_ & kDirectKinds).any()) {
     if (Outcome refused = Open(PathOf(0), O_RDWR | O_DIRECT, fd)) Skip(kDirectKinds, *refused);
   }
@@ -362,7 +362,7 @@ Outcome Runner::CheckSize(int file, int fd) {
 
 Outcome Runner::CheckWholeFiles() {
   for (int file = 0; file < options_.files; ++file) {
-    internal::UniqueFd fd;
+    base::UniqueFd fd;
     std::string data;
     Outcome failure = Open(PathOf(file), O_RDONLY, fd);
     if (!failure) failure = ReadWhole(fd.get(), data);

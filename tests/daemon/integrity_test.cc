@@ -150,7 +150,7 @@ class IntegrityThroughPassthrough : public ringfuse::testing::TransportTest {
   absl::Status Mount(DaemonOptions options) {
     options.source = source_->path();
     fs_ = std::make_unique<PassthroughFs>(
-        internal::UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
+        base::UniqueFd(::open(source_->path().c_str(), O_PATH | O_CLOEXEC)), options);
     SessionOptions session = daemon::MakeSessionOptions(options);
     session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ServedMount>> mount =

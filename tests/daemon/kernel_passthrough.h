@@ -27,7 +27,7 @@ inline std::optional<std::string> WhyKernelRefusesPassthrough() {
   DaemonOptions options;
   options.source = source.path();
   options.passthrough = true;
-  PassthroughFs fs(internal::UniqueFd(::open(source.path().c_str(), O_PATH | O_CLOEXEC)), options);
+  PassthroughFs fs(base::UniqueFd(::open(source.path().c_str(), O_PATH | O_CLOEXEC)), options);
   SessionOptions session = MakeSessionOptions(options);
   session.init.required_flags &= ~wire::init_flag::kPassthrough;  // ask, do not insist
   session.backing_files = &fs.backing_files();
@@ -41,7 +41,7 @@ inline std::optional<std::string> WhyKernelRefusesPassthrough() {
         "CONFIG_FUSE_PASSTHROUGH)",
         agreed.kernel_minor);
   }
-  internal::UniqueFd probe(::memfd_create("ringfuse-passthrough-probe", MFD_CLOEXEC));
+  base::UniqueFd probe(::memfd_create("ringfuse-passthrough-probe", MFD_CLOEXEC));
   absl::StatusOr<BackingFile> backing = fs.backing_files().Open(probe.get());
   if (absl::IsPermissionDenied(backing.status())) return std::string(backing.status().message());
   return std::nullopt;

@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "tests/daemon/user_namespace.h"
 
 namespace ringfuse::daemon {
@@ -59,7 +60,7 @@ class LockWaiterTest : public ::testing::Test {
     header_.uid = uid;
     header_.pid = static_cast<uint32_t>(pid);
     const RequestContext context{header_, extensions_, &interrupted_};
-    waiter_.Wait(context, std::move(attempt), EmptyReply(ReplyToken(&channel_, {unique, 0})));
+    waiter_.Wait(context, std::move(attempt), EmptyReply(channel_.Promise({unique, 0})));
   }
 
   bool AwaitPending(size_t count) {
@@ -83,8 +84,7 @@ TEST_F(LockWaiterTest, AGrantedWaitIsAnswered) {
   header_.unique = 3;
   const RequestContext context{header_, extensions_};
   waiter_.Wait(
-      context, [&tries] { return ++tries < 3 ? EAGAIN : 0; },
-      EmptyReply(ReplyToken(&channel_, {3, 0})));
+      context, [&tries] { return ++tries < 3 ? EAGAIN : 0; }, EmptyReply(channel_.Promise({3, 0})));
   EXPECT_EQ(channel_.AwaitAnswer(), 0);
   EXPECT_EQ(waiter_.pending(), 0u);
 }

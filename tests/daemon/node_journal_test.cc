@@ -31,7 +31,7 @@ using ::testing::IsEmpty;
 
 std::unique_ptr<NodeJournal> AdoptCopyOf(const NodeJournal& journal) {
   absl::StatusOr<std::unique_ptr<NodeJournal>> adopted =
-      NodeJournal::Adopt(internal::UniqueFd(::fcntl(journal.fd(), F_DUPFD_CLOEXEC, 0)));
+      NodeJournal::Adopt(base::UniqueFd(::fcntl(journal.fd(), F_DUPFD_CLOEXEC, 0)));
   EXPECT_TRUE(adopted.ok()) << adopted.status();
   return adopted.ok() ? std::move(*adopted) : nullptr;
 }
@@ -77,7 +77,7 @@ TEST(NodeJournal, ANodeThatCannotBeRecordedMakesTheRecoveryIncompleteWhileItLive
 }
 
 TEST(NodeJournal, AMemfdThatIsNoJournalIsRefused) {
-  internal::UniqueFd other(::memfd_create("not a journal", MFD_CLOEXEC));
+  base::UniqueFd other(::memfd_create("not a journal", MFD_CLOEXEC));
   ASSERT_TRUE(other.valid());
   ASSERT_EQ(::ftruncate(other.get(), 4096), 0);
   EXPECT_TRUE(absl::IsDataLoss(NodeJournal::Adopt(std::move(other)).status()));
@@ -91,13 +91,13 @@ TEST(NodeJournal, AnInodeTableComesBackFromItUnderTheSameNodeIds) {
   const std::string source = dir.path() + "/source";
   ASSERT_EQ(::mkdir(source.c_str(), 0755), 0);
   ASSERT_EQ(::mkdir((source + "/sub").c_str(), 0755), 0);
-  const internal::UniqueFd file(::open((source + "/sub/file").c_str(), O_CREAT | O_WRONLY, 0644));
+  const base::UniqueFd file(::open((source + "/sub/file").c_str(), O_CREAT | O_WRONLY, 0644));
   ASSERT_TRUE(file.valid());
   absl::StatusOr<std::unique_ptr<NodeJournal>> journal = NodeJournal::Create();
   ASSERT_TRUE(journal.ok());
   uint64_t sub_id = 0, file_id = 0;
   {
-    InodeTable table(internal::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
+    InodeTable table(base::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
     if (!table.reopens_by_handle()) GTEST_SKIP() << "file handles cannot be opened here";
     table.RecordNodesIn(journal->get());
     Found sub, found;
@@ -107,7 +107,7 @@ TEST(NodeJournal, AnInodeTableComesBackFromItUnderTheSameNodeIds) {
     sub_id = sub.inode->nodeid;
     file_id = found.inode->nodeid;
   }
-  InodeTable next(internal::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
+  InodeTable next(base::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
   std::unique_ptr<NodeJournal> adopted = AdoptCopyOf(**journal);
   NodeJournal::Recovery recovery = adopted->Recover();
   EXPECT_TRUE(recovery.complete);
@@ -143,7 +143,7 @@ TEST(NodeJournal, RecordsWithImpossibleNodeIdsAreDroppedNotTheRecovery) {
   std::vector<SavedNode> nodes;
   uint64_t sub_id = 0;
   {
-    InodeTable table(internal::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
+    InodeTable table(base::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
     if (!table.reopens_by_handle()) GTEST_SKIP() << "file handles cannot be opened here";
     absl::StatusOr<std::unique_ptr<NodeJournal>> journal = NodeJournal::Create();
     ASSERT_TRUE(journal.ok());
@@ -159,7 +159,7 @@ TEST(NodeJournal, RecordsWithImpossibleNodeIdsAreDroppedNotTheRecovery) {
     forged.nodeid = impossible;
     nodes.push_back(forged);
   }
-  InodeTable next(internal::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
+  InodeTable next(base::UniqueFd(::open(source.c_str(), O_PATH | O_DIRECTORY)));
   const absl::Status restored = next.RestoreRecorded(std::move(nodes));
   ASSERT_TRUE(restored.ok()) << restored;
   EXPECT_EQ(next.LookupCount(sub_id), 1u);
@@ -177,7 +177,7 @@ struct Record {
   std::string handle;
 };
 Record RecordOf(InodeHandles& handles, const std::string& path) {
-  const internal::UniqueFd fd(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  const base::UniqueFd fd(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st {};
   EXPECT_EQ(::fstat(fd.get(), &st), 0) << path << ": " << std::strerror(errno);
   return Record{st.st_dev, st.st_ino, st.st_mode & S_IFMT, handles.HandleOf(fd.get())};
@@ -232,8 +232,8 @@ class RecoveredTable : public ::testing::Test {
     dead_->RecordNodesIn(journal_.get());
   }
 
-  internal::UniqueFd OpenSource() {
-    return internal::UniqueFd(::open(source_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd OpenSource() {
+    return base::UniqueFd(::open(source_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   }
   uint64_t NodeOf(InodeTable& table, uint64_t parent, std::string_view name) {
     Found found;
@@ -340,7 +340,7 @@ TEST_F(RecoveredTable, RecordsOfAnotherFilesystemAreServedOnlyWhereALookupReache
     const uint64_t mnt = NodeOf(*dead_, InodeTable::kRootNodeId, "mnt");
     const uint64_t inside = NodeOf(*dead_, mnt, "inside");
     // out's inodes through the bind mount, as the daemon's handles of that mount reach them.
-    const internal::UniqueFd bound(
+    const base::UniqueFd bound(
         ::open((source_ + "/mnt").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     auto through_bind = [&](const std::string& path) {
       const Record direct = RecordOf(dead_->handles(), path);
@@ -351,13 +351,13 @@ TEST_F(RecoveredTable, RecordsOfAnotherFilesystemAreServedOnlyWhereALookupReache
       raw.header.handle_bytes = MAX_HANDLE_SZ;
       int mount_id = 0;
       EXPECT_EQ(::name_to_handle_at(AT_FDCWD, path.c_str(), &raw.header, &mount_id, 0), 0);
-      const internal::UniqueFd fd(::open_by_handle_at(bound.get(), &raw.header, O_PATH));
+      const base::UniqueFd fd(::open_by_handle_at(bound.get(), &raw.header, O_PATH));
       EXPECT_TRUE(fd.valid()) << std::strerror(errno);
       return Record{direct.dev, direct.ino, direct.type, dead_->handles().HandleOf(fd.get())};
     };
     ASSERT_NO_FATAL_FAILURE(Forge(*journal_, kForgedFile, through_bind(other + "/out/secret")));
     ASSERT_NO_FATAL_FAILURE(Forge(*journal_, kForgedDir, through_bind(other + "/out/dir")));
-    const internal::UniqueFd other_top(::open(other.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const base::UniqueFd other_top(::open(other.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     InodeHandles own_mount(other_top.get());
     ASSERT_NO_FATAL_FAILURE(
         Forge(*journal_, kForgedOther, RecordOf(own_mount, other + "/out/secret")));

@@ -26,7 +26,7 @@ using ::testing::UnorderedElementsAre;
 // The keeper's copy of the memfd, as the next daemon gets it.
 std::unique_ptr<OpenFileJournal> AdoptCopyOf(const OpenFileJournal& journal) {
   absl::StatusOr<std::unique_ptr<OpenFileJournal>> adopted =
-      OpenFileJournal::Adopt(internal::UniqueFd(::fcntl(journal.fd(), F_DUPFD_CLOEXEC, 0)));
+      OpenFileJournal::Adopt(base::UniqueFd(::fcntl(journal.fd(), F_DUPFD_CLOEXEC, 0)));
   EXPECT_TRUE(adopted.ok()) << adopted.status();
   return adopted.ok() ? std::move(*adopted) : nullptr;
 }
@@ -81,7 +81,7 @@ TEST(OpenFileJournal, WhatCannotBeRecordedIsNot) {
 }
 
 TEST(OpenFileJournal, AMemfdThatIsNoJournalIsRefused) {
-  internal::UniqueFd other(::memfd_create("not a journal", MFD_CLOEXEC));
+  base::UniqueFd other(::memfd_create("not a journal", MFD_CLOEXEC));
   ASSERT_TRUE(other.valid());
   ASSERT_EQ(::ftruncate(other.get(), 4096), 0);
   EXPECT_TRUE(absl::IsDataLoss(OpenFileJournal::Adopt(std::move(other)).status()));

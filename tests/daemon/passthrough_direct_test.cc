@@ -49,7 +49,7 @@ class PassthroughDirect : public PassthroughMountTest {
 
   // Writes SOURCE's dirty pages and takes every page of it out of the page cache.
   void DropCachedPages() const {
-    const internal::UniqueFd fd(::open(Source("file").c_str(), O_RDONLY | O_CLOEXEC));
+    const base::UniqueFd fd(::open(Source("file").c_str(), O_RDONLY | O_CLOEXEC));
     ASSERT_TRUE(fd.valid());
     ASSERT_EQ(::fsync(fd.get()), 0);
     ASSERT_EQ(::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED), 0);
@@ -57,7 +57,7 @@ class PassthroughDirect : public PassthroughMountTest {
 
   // How many of the transferred range's pages of SOURCE's file are in the page cache.
   size_t CachedPagesOfTheRange() const {
-    const internal::UniqueFd fd(::open(Source("file").c_str(), O_RDONLY | O_CLOEXEC));
+    const base::UniqueFd fd(::open(Source("file").c_str(), O_RDONLY | O_CLOEXEC));
     void* map = ::mmap(nullptr, kFileSize, PROT_READ, MAP_SHARED, fd.get(), 0);
     if (map == MAP_FAILED) return kFileSize;
     unsigned char resident[kFileSize / kPage];
@@ -73,7 +73,7 @@ class PassthroughDirect : public PassthroughMountTest {
 
   // Reads the range through the mount, opened with `flags`.
   std::string ReadTheRange(int flags) const {
-    const internal::UniqueFd fd(::open(Mounted("file").c_str(), O_RDONLY | O_CLOEXEC | flags));
+    const base::UniqueFd fd(::open(Mounted("file").c_str(), O_RDONLY | O_CLOEXEC | flags));
     EXPECT_TRUE(fd.valid()) << std::strerror(errno);
     AlignedBuffer buffer = Aligned(kLength);
     const ssize_t got = ::pread(fd.get(), buffer.get(), kLength, kOffset);
@@ -83,7 +83,7 @@ class PassthroughDirect : public PassthroughMountTest {
 
   // Writes `data` over the range through the mount, opened with `flags`.
   void WriteTheRange(int flags, const std::string& data) const {
-    const internal::UniqueFd fd(::open(Mounted("file").c_str(), O_WRONLY | O_CLOEXEC | flags));
+    const base::UniqueFd fd(::open(Mounted("file").c_str(), O_WRONLY | O_CLOEXEC | flags));
     ASSERT_TRUE(fd.valid()) << std::strerror(errno);
     AlignedBuffer buffer = Aligned(kLength);
     data.copy(buffer.get(), kLength);
@@ -134,7 +134,7 @@ TEST_P(PassthroughDirect, UnalignedDirectTransfersAreServed) {
   DaemonOptions writeback;
   writeback.writeback_cache = true;
   Mount(writeback);
-  const internal::UniqueFd fd(::open(Mounted("file").c_str(), O_RDWR | O_DIRECT | O_CLOEXEC));
+  const base::UniqueFd fd(::open(Mounted("file").c_str(), O_RDWR | O_DIRECT | O_CLOEXEC));
   ASSERT_TRUE(fd.valid()) << std::strerror(errno);
   char small[100];
   ASSERT_EQ(::pread(fd.get(), small, sizeof(small), 7), 100) << std::strerror(errno);
@@ -163,12 +163,12 @@ TEST_P(PassthroughDirectOnTmpfs, OpensWithODirectAsNatively) {
   WriteFile(Source("file"), "kept");
   WriteFile(Source("truncated"), "gone");
   Mount();
-  const internal::UniqueFd kept(::open(Mounted("file").c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+  const base::UniqueFd kept(::open(Mounted("file").c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
   ASSERT_TRUE(kept.valid()) << std::strerror(errno);
   char read[4];
   EXPECT_EQ(::pread(kept.get(), read, sizeof(read), 0), 4);
   EXPECT_EQ(std::string(read, sizeof(read)), "kept");
-  const internal::UniqueFd truncated(
+  const base::UniqueFd truncated(
       ::open(Mounted("truncated").c_str(), O_RDWR | O_TRUNC | O_DIRECT | O_CLOEXEC));
   ASSERT_TRUE(truncated.valid()) << std::strerror(errno);
   AlignedBuffer buffer = Aligned(kPage);

@@ -44,7 +44,7 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
     options.source = source_;
     if (mount_options) mount_options->source = source_;
     fs_ = std::make_unique<PassthroughFs>(
-        internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+        base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
     SessionOptions session = MakeSessionOptions(mount_options.value_or(options));
     session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =

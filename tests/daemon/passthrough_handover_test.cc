@@ -66,11 +66,11 @@ class PassthroughHandover : public PassthroughMountTest {
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) {
       return absl::InternalError(std::strerror(errno));
     }
-    internal::UniqueFd old_end(ends[0]), new_end(ends[1]);
+    base::UniqueFd old_end(ends[0]), new_end(ends[1]);
     DaemonOptions served = options;
     served.source = source_;
     auto next_fs = std::make_unique<PassthroughFs>(
-        internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), served);
+        base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), served);
     SessionOptions session = MakeSessionOptions(served);
     session.transport = GetParam();
     session.backing_files = &next_fs->backing_files();
@@ -123,10 +123,10 @@ TEST_P(PassthroughHandover, CachedNamesOpenFilesDirectoriesAndLocksSurvive) {
   ASSERT_EQ(::symlink("b/file", Source("a/link").c_str()), 0);
   Mount(options);
   const struct stat cached = Lstat(Mounted("a/b/file"));
-  const internal::UniqueFd file(::open(Mounted("a/b/file").c_str(), O_RDWR));
+  const base::UniqueFd file(::open(Mounted("a/b/file").c_str(), O_RDWR));
   ASSERT_TRUE(file.valid()) << std::strerror(errno);
   ASSERT_EQ(::flock(file.get(), LOCK_EX), 0) << std::strerror(errno);
-  const internal::UniqueFd ofd(::open(Mounted("a/b/file").c_str(), O_RDWR));
+  const base::UniqueFd ofd(::open(Mounted("a/b/file").c_str(), O_RDWR));
   struct flock range {};
   range.l_type = F_WRLCK;
   range.l_whence = SEEK_SET;
@@ -152,7 +152,7 @@ TEST_P(PassthroughHandover, CachedNamesOpenFilesDirectoriesAndLocksSurvive) {
   char back[16] = {};
   EXPECT_EQ(::pread(file.get(), back, sizeof(back), 0), 13) << std::strerror(errno);
   // Its locks are still held: another open cannot take them, until they are let go.
-  const internal::UniqueFd other(::open(Mounted("a/b/file").c_str(), O_RDWR));
+  const base::UniqueFd other(::open(Mounted("a/b/file").c_str(), O_RDWR));
   EXPECT_EQ(::flock(other.get(), LOCK_EX | LOCK_NB), -1);
   EXPECT_EQ(errno, EWOULDBLOCK);
   EXPECT_EQ(::fcntl(other.get(), F_OFD_SETLK, &range), -1);
@@ -182,7 +182,7 @@ TEST_P(PassthroughHandover, ASuccessorWithoutTheStateLosesCachedNamesAndOpenFile
   WriteFile(Source("file"), "before\n");
   Mount(options);
   Lstat(Mounted("file"));
-  const internal::UniqueFd file(::open(Mounted("file").c_str(), O_RDWR));
+  const base::UniqueFd file(::open(Mounted("file").c_str(), O_RDWR));
   ASSERT_TRUE(file.valid());
   ASSERT_TRUE(HandOver(options, /*restore_state=*/false).ok());
   // The cached node id answers ESTALE, which the VFS retries once with a fresh LOOKUP (so the
@@ -201,7 +201,7 @@ TEST_P(PassthroughHandover, APosixLockIsStillHeldAfterAHandover) {
   const DaemonOptions options = CachingNames();
   WriteFile(Source("file"), "locked\n");
   Mount(options);
-  const internal::UniqueFd file(::open(Mounted("file").c_str(), O_RDWR));
+  const base::UniqueFd file(::open(Mounted("file").c_str(), O_RDWR));
   struct flock range {};
   range.l_type = F_WRLCK;
   range.l_whence = SEEK_SET;
@@ -241,10 +241,10 @@ TEST_P(PassthroughHandover, KernelPassthroughOpensKeepTheirBackingIdAcrossAHando
   if (absl::Status works = fs_->CheckPassthroughWorks(); !works.ok()) {
     RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
   }
-  const internal::UniqueFd before(::open(Mounted("file").c_str(), O_RDWR));
+  const base::UniqueFd before(::open(Mounted("file").c_str(), O_RDWR));
   ASSERT_TRUE(before.valid()) << std::strerror(errno);
   ASSERT_TRUE(HandOver(options).ok());
-  const internal::UniqueFd after(::open(Mounted("file").c_str(), O_RDWR));
+  const base::UniqueFd after(::open(Mounted("file").c_str(), O_RDWR));
   ASSERT_TRUE(after.valid()) << std::strerror(errno);
   ASSERT_EQ(::pwrite(after.get(), "abc", 3, 0), 3) << std::strerror(errno);
   char back[16] = {};
@@ -262,7 +262,7 @@ TEST_P(PassthroughHandover, ABrokenRecordIsRefusedAndLeaksNoFd) {
   WriteFile(Source("d/e/file"), "x");
   Mount(options);
   Lstat(Mounted("d/e/file"));
-  const internal::UniqueFd file(::open(Mounted("d/e/file").c_str(), O_RDONLY));
+  const base::UniqueFd file(::open(Mounted("d/e/file").c_str(), O_RDONLY));
   DIR* dir = ::opendir(Mounted("d").c_str());
   ASSERT_NE(dir, nullptr);
   absl::StatusOr<HandoverPayload> saved = SaveHandoverState(*fs_, "");
@@ -272,7 +272,7 @@ TEST_P(PassthroughHandover, ABrokenRecordIsRefusedAndLeaksNoFd) {
     for (int fd : saved->fds) payload.fds.push_back(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
     DaemonOptions served = options;
     served.source = source_;
-    PassthroughFs fresh(internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), served);
+    PassthroughFs fresh(base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), served);
     return RestoreHandoverState(std::move(payload), fresh).status();
   };
   const size_t fds = OpenFdCount();

@@ -51,7 +51,7 @@ class KernelPassthrough : public PassthroughMountTest {
     options.cache = cache;
     options.read_only = read_only;
     fs_ = std::make_unique<PassthroughFs>(
-        internal::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
+        base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
     SessionOptions session = MakeSessionOptions(options);
     session.backing_files = &fs_->backing_files();
     absl::StatusOr<std::unique_ptr<ringfuse::testing::ServedMount>> mount =

@@ -38,7 +38,7 @@ class PassthroughRead : public ringfuse::testing::TransportTest {
     std::filesystem::create_directory(source_.path() + "/sub");
     std::filesystem::create_symlink("../data", source_.path() + "/sub/link");
     fs_ = std::make_unique<PassthroughFs>(
-        internal::UniqueFd(::open(source_.path().c_str(), O_PATH | O_CLOEXEC)), DaemonOptions{});
+        base::UniqueFd(::open(source_.path().c_str(), O_PATH | O_CLOEXEC)), DaemonOptions{});
     absl::StatusOr<std::unique_ptr<ServedMount>> mount = ServedMount::Start(*fs_, GetParam());
     ASSERT_TRUE(mount.ok()) << mount.status();
     mount_ = std::move(*mount);

@@ -79,7 +79,7 @@ class PassthroughReserved : public PassthroughMountTest {
     PassthroughMountTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     const std::string image = top_.path() + "/ext4.img";
-    internal::UniqueFd file(::open(image.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+    base::UniqueFd file(::open(image.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
     ASSERT_TRUE(file.valid());
     ASSERT_EQ(::ftruncate(file.get(), kImageSize), 0);
     const std::string make = "mkfs.ext4 -q -F -m 50 " + image + " >/dev/null 2>&1";

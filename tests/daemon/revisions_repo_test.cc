@@ -66,7 +66,7 @@ TEST_F(RevisionRepoTest, OnlyDirectoriesDirectlyInTheRepositoryAreRevisions) {
   ASSERT_TRUE(repo.ok()) << repo.status();
   EXPECT_TRUE(repo->OpenRevision("r1").ok());
   for (const char* name : {"..", ".", "", "r1/inner", "file", "escape", "missing"}) {
-    absl::StatusOr<internal::UniqueFd> opened = repo->OpenRevision(name);
+    absl::StatusOr<base::UniqueFd> opened = repo->OpenRevision(name);
     EXPECT_FALSE(opened.ok()) << "\"" << name << "\" was accepted as a revision";
   }
   EXPECT_THAT(repo->OpenRevision("missing").status().message(),

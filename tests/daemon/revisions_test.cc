@@ -125,7 +125,7 @@ class Revisions : public ringfuse::testing::TransportTest {
     ASSERT_TRUE(options->keep_cache);
     absl::StatusOr<RevisionRepo> repo = RevisionRepo::Open(repo_->path());
     ASSERT_TRUE(repo.ok()) << repo.status();
-    absl::StatusOr<internal::UniqueFd> root = repo->OpenRevision(first);
+    absl::StatusOr<base::UniqueFd> root = repo->OpenRevision(first);
     ASSERT_TRUE(root.ok()) << root.status();
     fs_ = std::make_unique<CountingFs>(std::move(*root), *options);
     fs_->inodes().TrackEntries();

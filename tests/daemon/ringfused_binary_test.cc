@@ -33,6 +33,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
+#include "base/fd.h"
 #include "daemon/control_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -41,7 +42,6 @@
 #include "tests/daemon/test_files.h"
 #include "tests/daemon/test_users.h"
 #include "tests/transport/kernel_fixture.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -274,8 +274,8 @@ std::pair<long, long> FdLimitsOf(pid_t pid) {
 void MakeEmptyFiles(const std::string& directory, int files) {
   std::filesystem::create_directories(directory);
   for (int i = 0; i < files; ++i) {
-    ASSERT_TRUE(internal::UniqueFd(::open((directory + "/" + std::to_string(i)).c_str(),
-                                          O_CREAT | O_WRONLY | O_CLOEXEC, 0644))
+    ASSERT_TRUE(base::UniqueFd(::open((directory + "/" + std::to_string(i)).c_str(),
+                                      O_CREAT | O_WRONLY | O_CLOEXEC, 0644))
                     .valid());
   }
 }
@@ -285,7 +285,7 @@ class RingfusedUnderFdLimit : public RingfusedBinary {
  protected:
   // Root's ringfused with allow_other at 1,024 fds, serving `files` empty files that every user
   // may open, and `locked`, root's open of file 0 for lock owners to share.
-  void ServeFilesToLock(int files, internal::UniqueFd& locked) {
+  void ServeFilesToLock(int files, base::UniqueFd& locked) {
     const std::string source = dir_.path() + "/many";
     MakeEmptyFiles(source, files);
     ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // other users reach the mountpoint
@@ -335,7 +335,7 @@ TEST_F(RingfusedUnderFdLimit, RaisesItsSoftLimitToTheHardOne) {
 // calls failed, and the most fds `daemon` held meanwhile in `most_fds`.
 int StatAllAndOpenSome(const std::string& directory, int files, pid_t daemon, size_t& most_fds) {
   constexpr int kOpens = 1000;
-  const internal::UniqueFd dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const base::UniqueFd dir(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return files + kOpens;
   int failures = 0;
   for (int i = 0; i < files; ++i) {
@@ -346,7 +346,7 @@ int StatAllAndOpenSome(const std::string& directory, int files, pid_t daemon, si
     if (i % 1000 == 0) most_fds = std::max(most_fds, ringfuse::testing::OpenFdCount(daemon));
   }
   for (int i = 0; i < kOpens; ++i) {
-    const internal::UniqueFd file(
+    const base::UniqueFd file(
         ::openat(dir.get(), std::to_string(i * 7).c_str(), O_RDWR | O_CLOEXEC));
     char byte;
     if (!file.valid() || ::read(file.get(), &byte, 1) != 0) ++failures;
@@ -375,7 +375,7 @@ TEST_F(RingfusedUnderFdLimit, ServesTwentyThousandFilesWithinTwoHundredFiftySixF
 // quarter of the limit does not reopen every node; a client that then holds more files open than
 // the fds left must get them from the nodes (fd_room.h). Without that, the 1,007th open failed
 // with EMFILE.
-int HoldOpen(const std::string& directory, int files, std::vector<internal::UniqueFd>& held) {
+int HoldOpen(const std::string& directory, int files, std::vector<base::UniqueFd>& held) {
   for (int i = 0; i < files; ++i) {
     held.emplace_back(::open((directory + "/" + std::to_string(i)).c_str(), O_RDONLY | O_CLOEXEC));
     if (!held.back().valid()) return -1;
@@ -397,7 +397,7 @@ TEST_F(RingfusedUnderFdLimit, ClientsHoldingManyFilesGetFdsTheNodesHeld) {
   ASSERT_GT(ringfuse::testing::OpenFdCount(daemon_pid_), size_t{1000})
       << "the nodes did not fill their budget: nothing would be tested";
   const ringfuse::testing::FdLimitGuard room_for_the_client(4 * kHeld);
-  std::vector<internal::UniqueFd> held;
+  std::vector<base::UniqueFd> held;
   EXPECT_EQ(HoldOpen(mountpoint_, kHeld, held), 0)
       << "open " << held.size() << " failed: " << std::strerror(errno);
   EXPECT_LE(ringfuse::testing::OpenFdCount(daemon_pid_), size_t{2048});
@@ -470,13 +470,13 @@ TEST_F(RingfusedUnderFdLimit, OneUsersManyLockOwnersLeaveOtherUsersServed) {
   constexpr int kOwners = 2000, kFiles = 200;
   constexpr size_t kPerUser = 1024 / 8 / 4;  // OwnerLocks::DefaultLimits at 1024 fds
   const User attacker{4242, 4242, {}}, other{4343, 4343, {}};
-  internal::UniqueFd locked;
+  base::UniqueFd locked;
   ASSERT_NO_FATAL_FAILURE(ServeFilesToLock(kFiles, locked));
   const size_t fds_before = ringfuse::testing::OpenFdCount(daemon_pid_);
   int report[2];
   ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
-  const internal::UniqueFd reports(report[0]);
-  internal::UniqueFd writer(report[1]);
+  const base::UniqueFd reports(report[0]);
+  base::UniqueFd writer(report[1]);
   std::vector<pid_t> owners = ForkLockOwners(attacker, locked.get(), kOwners, writer.get());
   writer.reset();  // a child that dies unreported ends the reads below instead of hanging them
   const auto end_owners = absl::MakeCleanup([&] {
@@ -494,7 +494,7 @@ TEST_F(RingfusedUnderFdLimit, OneUsersManyLockOwnersLeaveOtherUsersServed) {
   EXPECT_EQ(
       As(other,
          [&] {
-           const internal::UniqueFd file(::open((mountpoint_ + "/1").c_str(), O_RDWR | O_CLOEXEC));
+           const base::UniqueFd file(::open((mountpoint_ + "/1").c_str(), O_RDWR | O_CLOEXEC));
            struct flock lock {};
            lock.l_type = F_WRLCK;
            lock.l_whence = SEEK_SET;
@@ -519,7 +519,7 @@ constexpr uid_t kFirstSubordinate = 300000;
 
 // One write(2), as /proc/<pid>/uid_map takes it.
 bool WriteInOne(const std::string& path, const std::string& text) {
-  const internal::UniqueFd file(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  const base::UniqueFd file(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   return file.valid() && ::write(file.get(), text.data(), text.size()) == ssize_t(text.size());
 }
 
@@ -573,12 +573,12 @@ TEST_F(RingfusedUnderFdLimit, AContainersManyUidsHaveOneUsersShareOfLockOwners) 
   constexpr int kOwners = 300, kUids = 100;
   constexpr size_t kPerUser = 1024 / 8 / 4;  // OwnerLocks::DefaultLimits at 1024 fds
   const User other{4343, 4343, {}};
-  internal::UniqueFd locked;
+  base::UniqueFd locked;
   ASSERT_NO_FATAL_FAILURE(ServeFilesToLock(2, locked));
   int report[2];
   ASSERT_EQ(::pipe2(report, O_CLOEXEC), 0);
-  const internal::UniqueFd reports(report[0]);
-  internal::UniqueFd writer(report[1]);
+  const base::UniqueFd reports(report[0]);
+  base::UniqueFd writer(report[1]);
   const pid_t container =
       ForkContainerOfLockOwners(4242, locked.get(), kOwners, kUids, writer.get());
   writer.reset();  // a child that dies unreported ends the reads below instead of hanging them
@@ -595,7 +595,7 @@ TEST_F(RingfusedUnderFdLimit, AContainersManyUidsHaveOneUsersShareOfLockOwners) 
   const std::string other_file = mountpoint_ + "/1";
   EXPECT_EQ(As(other,
                [&] {
-                 const internal::UniqueFd file(::open(other_file.c_str(), O_RDWR | O_CLOEXEC));
+                 const base::UniqueFd file(::open(other_file.c_str(), O_RDWR | O_CLOEXEC));
                  struct flock lock {};
                  lock.l_type = F_WRLCK;
                  lock.l_whence = SEEK_SET;
@@ -636,10 +636,10 @@ TEST_F(RingfusedUnderFdLimit, AUsersDaemonServesTwentyThousandFilesWithinTwoHund
 int RenameRemoveAndStatClosedNodes(const std::string& mnt, int files) {
   constexpr int kMoved = 300, kRemoved = 300, kHeld = 50;
   if (::mkdir((mnt + "/moved").c_str(), 0755) != 0) return -1;
-  std::vector<internal::UniqueFd> moved, removed;
+  std::vector<base::UniqueFd> moved, removed;
   for (int i = 0; i < kMoved + kRemoved; ++i) {
     const std::string path = mnt + "/" + std::to_string(i);
-    std::vector<internal::UniqueFd>& held = i < kMoved ? moved : removed;
+    std::vector<base::UniqueFd>& held = i < kMoved ? moved : removed;
     if (held.size() < kHeld) held.emplace_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     const int changed = i < kMoved
                             ? ::rename(path.c_str(), (mnt + "/moved/" + std::to_string(i)).c_str())
@@ -658,7 +658,7 @@ int RenameRemoveAndStatClosedNodes(const std::string& mnt, int files) {
     }
     if (st.st_ino != by_name.st_ino) return errno = EXDEV, -1;
   }
-  for (const internal::UniqueFd& fd : removed) {
+  for (const base::UniqueFd& fd : removed) {
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return -1;
     if (st.st_nlink != 0) return errno = EEXIST, -1;
   }
@@ -687,7 +687,7 @@ TEST_F(RingfusedBinary, ARequestUnansweredPastRequestTimeoutEndsWithTheKernelsAb
   StartInForeground({"-f", "-o", "request_timeout=1", source, mountpoint_}, log);
   const pid_t pid = daemon_pid_;
   const std::string file = mountpoint_ + "/version";
-  const internal::UniqueFd holder(::open(file.c_str(), O_RDWR | O_CLOEXEC));
+  const base::UniqueFd holder(::open(file.c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_TRUE(holder.valid()) << std::strerror(errno);
   struct flock whole {};
   whole.l_type = F_WRLCK;
@@ -788,7 +788,7 @@ TEST_F(RingfusedBinary, AUsersOwnDaemonMakesEveryOperationAsThatUser) {
   };
   EXPECT_EQ(as_user([&] { return ReadFile(mountpoint + "/given") == "from the source\n"; }), 0);
   EXPECT_EQ(as_user([&] {
-              const internal::UniqueFd made(
+              const base::UniqueFd made(
                   ::open((mountpoint + "/made").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
               return made.valid() && ::write(made.get(), "new", 3) == 3;
             }),

@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "base/fd.h"
 #include "daemon/control_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/client_load.h"
 #include "tests/daemon/ringfused_fixture.h"
 #include "tests/transport/kernel_fixture.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -115,7 +115,7 @@ TEST_P(RingfusedRestartOn, APassthroughDaemonHandsItsMountToANewOneThatServesOn)
   pid_t old_pid = daemon_pid_ = StatusPid("serves passthrough: ");
   ASSERT_GT(old_pid, 0);
   WriteFile(mountpoint_ + "/written", "before the restart\n");
-  const internal::UniqueFd held(::open((mountpoint_ + "/held").c_str(), O_CREAT | O_RDWR, 0644));
+  const base::UniqueFd held(::open((mountpoint_ + "/held").c_str(), O_CREAT | O_RDWR, 0644));
   ASSERT_TRUE(held.valid()) << std::strerror(errno);
   ASSERT_EQ(::flock(held.get(), LOCK_EX), 0);
   for (int restart = 1; restart <= 2; ++restart) {
@@ -132,7 +132,7 @@ TEST_P(RingfusedRestartOn, APassthroughDaemonHandsItsMountToANewOneThatServesOn)
     EXPECT_EQ(::write(held.get(), line.data(), line.size()), static_cast<ssize_t>(line.size()))
         << std::strerror(errno);
     EXPECT_EQ(::fsync(held.get()), 0) << std::strerror(errno);
-    const internal::UniqueFd other(::open((mountpoint_ + "/held").c_str(), O_RDONLY));
+    const base::UniqueFd other(::open((mountpoint_ + "/held").c_str(), O_RDONLY));
     EXPECT_EQ(::flock(other.get(), LOCK_EX | LOCK_NB), -1) << "the lock was lost";
     ExpectServes("after-" + std::to_string(restart));
     EXPECT_EQ(StatusPid("serves passthrough: "), new_pid);
@@ -313,8 +313,8 @@ TEST_P(RingfusedRestartOn, AUsersDaemonMountedThroughFusermountRestarts) {
   EXPECT_EQ(reads_before(), 0);
   EXPECT_EQ(As(user,
                [&] {
-                 const internal::UniqueFd made(::open((home.mountpoint + "/after").c_str(),
-                                                      O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+                 const base::UniqueFd made(::open((home.mountpoint + "/after").c_str(),
+                                                  O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
                  return made.valid() ? 0 : -1;
                }),
             0);

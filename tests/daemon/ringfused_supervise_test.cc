@@ -26,12 +26,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/ringfused_fixture.h"
 #include "tests/open_fds.h"
 #include "tests/transport/kernel_fixture.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -166,7 +166,7 @@ TEST_P(SupervisedTransports, AKilledDaemonIsStartedAgainAndTheMountServesOn) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   StartSupervised({"--transport=" + GetParam(), source_, mountpoint_});
   ExpectServes("made-first");
-  const internal::UniqueFd opened_before(::open((mountpoint_ + "/before").c_str(), O_RDONLY));
+  const base::UniqueFd opened_before(::open((mountpoint_ + "/before").c_str(), O_RDONLY));
   ASSERT_TRUE(opened_before.valid()) << std::strerror(errno);
   pid_t serving = DaemonPid();
   for (int crash = 1; crash <= 2; ++crash) {
@@ -274,13 +274,13 @@ bool IsDirectory(const std::string& path) { return std::filesystem::is_directory
 
 // Writes `data` to a file it creates exclusively, then closes it.
 int CreateAndWrite(const std::string& path, const std::string& data) {
-  const internal::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644));
+  const base::UniqueFd fd(::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644));
   if (!fd.valid()) return errno;
   return Errno(::write(fd.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size()));
 }
 
 int Append(const std::string& path, const std::string& data) {
-  const internal::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND));
+  const base::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND));
   if (!fd.valid()) return errno;
   return Errno(::write(fd.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size()));
 }
@@ -469,7 +469,7 @@ class CrashLoad {
   }
 
   void ReadWhole(const std::string& path) {
-    const internal::UniqueFd fd(::open(path.c_str(), O_RDONLY));
+    const base::UniqueFd fd(::open(path.c_str(), O_RDONLY));
     if (!fd.valid()) return Failed("open");
     char buffer[64];
     if (::read(fd.get(), buffer, sizeof(buffer)) != 5) Failed("read");
@@ -487,8 +487,7 @@ class CrashLoad {
 
   // Created, written, fsync'ed and closed: then it must be in the source afterwards.
   void Commit(const std::string& root, const std::string& name) {
-    const internal::UniqueFd fd(
-        ::open((root + "/" + name).c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644));
+    const base::UniqueFd fd(::open((root + "/" + name).c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644));
     if (!fd.valid()) return Failed("create");
     const std::string content = "content of " + name + "\n";
     if (::write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
@@ -572,13 +571,13 @@ TEST_F(RingfusedSupervise, AFileOpenAcrossTheCrashReadsAndWritesItselfNeverAnoth
   for (int i = 0; i < kFiles; ++i) WriteFile(source_ + "/" + name("old", i), "old\n");
   for (int i = 0; i < kFiles; ++i) WriteFile(source_ + "/" + name("new", i), "new\n");
   StartSupervised({"--transport=threads", source_, mountpoint_});
-  std::vector<internal::UniqueFd> opened_before;
+  std::vector<base::UniqueFd> opened_before;
   for (int i = 0; i < kFiles; ++i) {
     opened_before.emplace_back(::open((mountpoint_ + "/" + name("old", i)).c_str(), O_RDWR));
     ASSERT_TRUE(opened_before.back().valid()) << std::strerror(errno);
   }
   ASSERT_GT(KillDaemonAndAwaitTheNext(), 0);
-  std::vector<internal::UniqueFd> opened_after;
+  std::vector<base::UniqueFd> opened_after;
   for (int i = 0; i < kFiles; ++i) {
     opened_after.emplace_back(::open((mountpoint_ + "/" + name("new", i)).c_str(), O_RDONLY));
     ASSERT_TRUE(opened_after.back().valid()) << std::strerror(errno);
@@ -611,7 +610,7 @@ TEST_F(RingfusedSupervise, AFileOpenAcrossTheCrashReadsAndWritesItselfNeverAnoth
 TEST_F(RingfusedSupervise, AKernelPassthroughFileReadsAndWritesOnAcrossTheCrash) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   StartSupervised({"--transport=threads", "-o", "passthrough", source_, mountpoint_});
-  internal::UniqueFd opened_before(::open((mountpoint_ + "/before").c_str(), O_RDWR));
+  base::UniqueFd opened_before(::open((mountpoint_ + "/before").c_str(), O_RDWR));
   ASSERT_TRUE(opened_before.valid()) << std::strerror(errno);
   ASSERT_GT(KillDaemonAndAwaitTheNext(), 0);
   char buffer[32] = {};
@@ -629,11 +628,11 @@ TEST_F(RingfusedSupervise, AKernelPassthroughFileReadsAndWritesOnAcrossTheCrash)
 TEST_F(RingfusedSupervise, LocksHeldBeforeTheCrashAreLost) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   StartSupervised({"--transport=threads", source_, mountpoint_});
-  const internal::UniqueFd holder(::open((mountpoint_ + "/before").c_str(), O_RDWR));
+  const base::UniqueFd holder(::open((mountpoint_ + "/before").c_str(), O_RDWR));
   ASSERT_TRUE(holder.valid()) << std::strerror(errno);
   ASSERT_EQ(::flock(holder.get(), LOCK_EX), 0) << std::strerror(errno);
   const auto other_takes_it = [&] {
-    const internal::UniqueFd other(::open((mountpoint_ + "/before").c_str(), O_RDWR));
+    const base::UniqueFd other(::open((mountpoint_ + "/before").c_str(), O_RDWR));
     return ::flock(other.get(), LOCK_EX | LOCK_NB) == 0;
   };
   ASSERT_FALSE(other_takes_it()) << "the lock does not hold even before the crash";
@@ -676,7 +675,7 @@ TEST_F(RingfusedSupervise, ADirectoryOpenAcrossTheCrashListsOnEachEntryOnce) {
 TEST_F(RingfusedSupervise, AWorkingDirectoryInsideTheMountWorksOnAfterACrash) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   StartSupervised({"--transport=threads", source_, mountpoint_});
-  const internal::UniqueFd directory(::open((mountpoint_ + "/tree").c_str(), O_PATH | O_DIRECTORY));
+  const base::UniqueFd directory(::open((mountpoint_ + "/tree").c_str(), O_PATH | O_DIRECTORY));
   ASSERT_TRUE(directory.valid()) << std::strerror(errno);
   struct stat attr {};
   ASSERT_EQ(::fstatat(directory.get(), "sub/data", &attr, 0), 0) << std::strerror(errno);

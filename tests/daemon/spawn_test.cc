@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/fd.h"
 #include "daemon/trusted_program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
-#include "transport/fd.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -33,8 +33,8 @@ namespace {
 const Program kFdChecker{
     "/bin/sh", {"sh", "-c", "fd=${1#--fd=}; [ -e /proc/self/fd/$fd ] && exit 0; exit 3", "sh"}, ""};
 
-internal::UniqueFd OpenPath(const char* path) {
-  return internal::UniqueFd(::open(path, O_PATH | O_CLOEXEC));
+base::UniqueFd OpenPath(const char* path) {
+  return base::UniqueFd(::open(path, O_PATH | O_CLOEXEC));
 }
 
 int ExitCodeOf(pid_t pid) {
@@ -46,7 +46,7 @@ int ExitCodeOf(pid_t pid) {
 TEST(SpawnWithSocket, TheProgramGetsItsCopyOfTheSocket) {
   int pair[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  const internal::UniqueFd ours(pair[0]), theirs(pair[1]);
+  const base::UniqueFd ours(pair[0]), theirs(pair[1]);
   absl::StatusOr<pid_t> pid = SpawnWithSocket(kFdChecker, "--fd=", theirs.get(), false);
   ASSERT_TRUE(pid.ok()) << pid.status();
   EXPECT_EQ(ExitCodeOf(*pid), 0) << "the socket's copy was not open in the program";
@@ -63,7 +63,7 @@ using Spawner = std::function<absl::StatusOr<pid_t>(const Program& program,
 int ShellsHoldingAnotherThreadsCopy(const Spawner& spawn) {
   int pair[2];
   EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  const internal::UniqueFd ours(pair[0]), theirs(pair[1]);
+  const base::UniqueFd ours(pair[0]), theirs(pair[1]);
   std::atomic<bool> done{false};
   std::thread handing([&] {
     while (!done.load()) {
@@ -101,8 +101,8 @@ TEST(SpawnWithSocket, ProgramsOtherThreadsStartMeanwhileDoNotInheritTheCopy) {
 TEST(SpawnOpenedWithSocket, StartsLikeSpawnWithSocket) {
   int pair[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  const internal::UniqueFd ours(pair[0]), theirs(pair[1]);
-  const internal::UniqueFd shell = OpenPath("/bin/sh");
+  const base::UniqueFd ours(pair[0]), theirs(pair[1]);
+  const base::UniqueFd shell = OpenPath("/bin/sh");
   ASSERT_TRUE(shell.valid()) << std::strerror(errno);
   const Program checker{
       "/bin/sh",
@@ -134,13 +134,13 @@ TEST(SpawnOpenedWithSocket, StartsTheFileCheckedNotWhatItsPathNamesLater) {
   ASSERT_FALSE(dir.path().empty()) << "mkdtemp in /run: " << std::strerror(errno);
   const std::string program = dir.path() + "/ringfused";
   std::filesystem::copy_file("/bin/true", program);
-  const absl::StatusOr<internal::UniqueFd> checked = OpenTrustedProgram(program);
+  const absl::StatusOr<base::UniqueFd> checked = OpenTrustedProgram(program);
   ASSERT_TRUE(checked.ok()) << checked.status();
   std::filesystem::copy_file("/bin/false", dir.path() + "/replacement");
   ASSERT_EQ(::rename((dir.path() + "/replacement").c_str(), program.c_str()), 0);
   int pair[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  const internal::UniqueFd ours(pair[0]), theirs(pair[1]);
+  const base::UniqueFd ours(pair[0]), theirs(pair[1]);
   const Program successor{program, {"ringfused"}, ""};
   absl::StatusOr<pid_t> opened =
       SpawnOpenedWithSocket(checked->get(), successor, "--fd=", theirs.get(), false);
@@ -154,20 +154,20 @@ TEST(SpawnOpenedWithSocket, StartsTheFileCheckedNotWhatItsPathNamesLater) {
 TEST(SpawnOpenedWithSocket, SaysWhyTheProgramCouldNotStart) {
   int pair[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  const internal::UniqueFd ours(pair[0]), theirs(pair[1]);
-  const internal::UniqueFd not_executable = OpenPath("/etc/passwd");
+  const base::UniqueFd ours(pair[0]), theirs(pair[1]);
+  const base::UniqueFd not_executable = OpenPath("/etc/passwd");
   ASSERT_TRUE(not_executable.valid());
   absl::StatusOr<pid_t> refused = SpawnOpenedWithSocket(
       not_executable.get(), {"/etc/passwd", {"passwd"}, ""}, "--fd=", theirs.get(), false);
   EXPECT_EQ(refused.status().message(), "starting /etc/passwd: Permission denied");
-  const internal::UniqueFd shell = OpenPath("/bin/sh");
+  const base::UniqueFd shell = OpenPath("/bin/sh");
   absl::StatusOr<pid_t> nowhere = SpawnOpenedWithSocket(shell.get(), {"/bin/sh", {"sh"}, "/absent"},
                                                         "--fd=", theirs.get(), false);
   EXPECT_EQ(nowhere.status().message(), "starting /bin/sh in /absent: No such file or directory");
 }
 
 TEST(SpawnOpenedWithSocket, ProgramsOtherThreadsStartMeanwhileDoNotInheritTheCopy) {
-  const internal::UniqueFd shell = OpenPath("/bin/sh");
+  const base::UniqueFd shell = OpenPath("/bin/sh");
   ASSERT_TRUE(shell.valid());
   EXPECT_EQ(ShellsHoldingAnotherThreadsCopy(
                 [&](const Program& program, std::string_view option, int socket) {

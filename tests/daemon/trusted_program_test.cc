@@ -41,7 +41,7 @@ class TrustedProgram : public ::testing::Test {
   }
 
   static std::string RefusalOf(const std::string& program) {
-    const absl::StatusOr<internal::UniqueFd> opened = OpenTrustedProgram(program);
+    const absl::StatusOr<base::UniqueFd> opened = OpenTrustedProgram(program);
     EXPECT_FALSE(opened.ok()) << program << " was accepted";
     return opened.ok() ? "" : std::string(opened.status().message());
   }
@@ -53,7 +53,7 @@ class TrustedProgram : public ::testing::Test {
 TEST_F(TrustedProgram, OpensAProgramOnlyRootCanReplace) {
   const std::string program = dir_.path() + "/bin/ringfused";
   MakeProgram(program, 0755);
-  const absl::StatusOr<internal::UniqueFd> opened = OpenTrustedProgram(program);
+  const absl::StatusOr<base::UniqueFd> opened = OpenTrustedProgram(program);
   ASSERT_TRUE(opened.ok()) << opened.status();
   struct stat by_fd {
   }, by_path{};

@@ -112,8 +112,7 @@ void Serve(const Sandbox& sandbox, ChangeJournal& journal, ChangeJournal::Outcom
     daemon::DaemonOptions options;
     options.source = sandbox.source();
     daemon::PassthroughFs fs(
-        internal::UniqueFd(::open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
-        options);
+        base::UniqueFd(::open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)), options);
     if (!fs.ContinueAfterCrash(kIncarnation).ok()) std::abort();
     fs.KeepChangesIn(&journal, std::move(outcomes));
     NullDiagnostics diagnostics;

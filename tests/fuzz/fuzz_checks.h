@@ -12,6 +12,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "protocol/dispatcher.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/request.h"
 
 namespace ringfuse::fuzz {

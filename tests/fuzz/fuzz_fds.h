@@ -18,9 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fd.h"
 #include "ringfuse/bytes.h"
 #include "tests/fuzz/fuzz_checks.h"
-#include "transport/fd.h"
 
 namespace ringfuse::fuzz {
 
@@ -62,7 +62,7 @@ struct SocketPair {
     fuzzer.reset(ends[0]);
     tested.reset(ends[1]);
   }
-  internal::UniqueFd fuzzer, tested;
+  base::UniqueFd fuzzer, tested;
 };
 
 // Sends one message of `bytes` with `fds` fds of the handed file attached; false if the socket's

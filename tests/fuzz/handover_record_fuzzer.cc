@@ -22,10 +22,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/record_fields.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_fds.h"
 #include "transport/handover_record.h"
-#include "transport/record_fields.h"
 #include "transport/uring_cmd_handover.h"
 
 namespace ringfuse::fuzz {
@@ -92,7 +92,7 @@ void DecodeTheTransportsPart(ReceivedHandover& received) {
       record.transport_bytes.empty()) {
     return;
   }
-  std::vector<internal::UniqueFd> fds;
+  std::vector<base::UniqueFd> fds;
   for (size_t i = 1; i < transport_end; ++i) fds.push_back(std::move(received.fds[i]));
   absl::StatusOr<internal::RingsHandover> rings =
       internal::DecodeRingsHandover(record.transport_bytes, std::move(fds));

@@ -68,8 +68,8 @@ struct Scratch {
     PassthroughFs fs(OpenSource(), Options());
     inodes = ScratchInodes(sandbox, fs.inodes().handles());
   }
-  internal::UniqueFd OpenSource() const {
-    return internal::UniqueFd(::open(sandbox.source().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd OpenSource() const {
+    return base::UniqueFd(::open(sandbox.source().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   }
   daemon::DaemonOptions Options() const {
     daemon::DaemonOptions options;

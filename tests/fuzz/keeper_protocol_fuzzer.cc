@@ -28,12 +28,12 @@
 #include <variant>
 #include <vector>
 
+#include "base/record_fields.h"
+#include "ringfuse/keeper.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_fds.h"
-#include "transport/connection_keeper.h"
 #include "transport/handover_record.h"
 #include "transport/keeper_protocol.h"
-#include "transport/record_fields.h"
 
 namespace ringfuse::fuzz {
 namespace {
@@ -60,7 +60,7 @@ bool SameBytes(const std::vector<std::byte>& bytes, ConstBytes other) {
 }
 
 // What the keeper sent its daemon after a message, if anything: the daemon must read it.
-void CheckKeepersAnswer(const internal::ConnectionKeeper& keeper, int daemon_end) {
+void CheckKeepersAnswer(const ConnectionKeeper& keeper, int daemon_end) {
   absl::StatusOr<KeeperAnswer> answer =
       internal::ReceiveKeeperAnswer(daemon_end, absl::ZeroDuration());
   if (absl::IsDeadlineExceeded(answer.status())) return;  // the message asked for no answer
@@ -81,7 +81,7 @@ void CheckKeepersAnswer(const internal::ConnectionKeeper& keeper, int daemon_end
 void FuzzKeeper(ConstBytes messages) {
   SocketPair pair;
   SendMessages(pair.fuzzer.get(), messages);
-  internal::ConnectionKeeper keeper;
+  ConnectionKeeper keeper;
   for (;;) {
     const absl::Status served = keeper.ServeOne(pair.tested.get());
     if (!served.ok()) {
@@ -147,9 +147,9 @@ void FuzzDaemonMessage(ConstBytes message) {
 // A note of `bytes`, as a daemon that does not hold to kMaxKeptNote would send it.
 std::vector<std::byte> NoteOf(ConstBytes bytes) {
   std::string message;
-  internal::PutField(message, uint32_t{3});  // the note's kind (keeper_protocol.cc)
-  internal::PutString(message,
-                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  base::PutField(message, uint32_t{3});  // the note's kind (keeper_protocol.cc)
+  base::PutString(message,
+                  std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   const auto* begin = reinterpret_cast<const std::byte*>(message.data());
   return std::vector<std::byte>(begin, begin + message.size());
 }

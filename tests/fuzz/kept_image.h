@@ -13,8 +13,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/fd.h"
 #include "ringfuse/bytes.h"
-#include "transport/fd.h"
 
 namespace ringfuse::fuzz {
 
@@ -35,8 +35,8 @@ inline ImageFlaw FlawOf(uint8_t byte) {
 // A memfd of `bytes` holding `image` from offset 0 (cut at `bytes`) and zeros after. Sparse, as
 // a journal's is: only the pages the image covers are there. Sealed against resizing as
 // KeptMemory::Create seals it, unless `flaw` says otherwise.
-inline internal::UniqueFd MakeKeptImage(size_t bytes, ConstBytes image, ImageFlaw flaw) {
-  internal::UniqueFd memfd(::memfd_create("fuzzed-kept-memory", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+inline base::UniqueFd MakeKeptImage(size_t bytes, ConstBytes image, ImageFlaw flaw) {
+  base::UniqueFd memfd(::memfd_create("fuzzed-kept-memory", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!memfd.valid()) std::abort();
   const size_t size = flaw == ImageFlaw::kOtherSize ? bytes + 4096 : bytes;
   if (::ftruncate(memfd.get(), static_cast<off_t>(size)) != 0) std::abort();
@@ -72,8 +72,8 @@ void BoundUsed(std::vector<std::byte>& image, uint8_t first_byte) {
 }
 
 // Another fd of the same memfd: the keeper's copy, as it hands it to the daemon after this one.
-inline internal::UniqueFd CopyOf(int memfd) {
-  internal::UniqueFd copy(::fcntl(memfd, F_DUPFD_CLOEXEC, 0));
+inline base::UniqueFd CopyOf(int memfd) {
+  base::UniqueFd copy(::fcntl(memfd, F_DUPFD_CLOEXEC, 0));
   if (!copy.valid()) std::abort();
   return copy;
 }

@@ -57,14 +57,14 @@ struct Scratch {
     InodeTable table(OpenSource());
     inodes = ScratchInodes(sandbox, table.handles());
   }
-  internal::UniqueFd OpenSource() const {
-    return internal::UniqueFd(::open(sandbox.source().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd OpenSource() const {
+    return base::UniqueFd(::open(sandbox.source().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   }
   Sandbox sandbox;
   std::vector<ScratchInode> inodes;
 };
 
-std::unique_ptr<NodeJournal> Adopt(internal::UniqueFd memfd) {
+std::unique_ptr<NodeJournal> Adopt(base::UniqueFd memfd) {
   absl::StatusOr<std::unique_ptr<NodeJournal>> journal = NodeJournal::Adopt(std::move(memfd));
   if (!journal.ok()) std::abort();
   return std::move(*journal);

@@ -66,8 +66,8 @@ struct Scratch {
     inodes = ScratchInodes(sandbox, table.handles());
     source_snapshot = Snapshot(sandbox.source());
   }
-  internal::UniqueFd OpenSource() const {
-    return internal::UniqueFd(::open(sandbox.source().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd OpenSource() const {
+    return base::UniqueFd(::open(sandbox.source().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   }
   Sandbox sandbox;
   std::vector<ScratchInode> inodes;
@@ -109,7 +109,7 @@ void CheckReopenedTheirOwnInodes(daemon::PassthroughFs& fs,
                                  const std::vector<OpenFileJournal::Entry>& reopened) {
   for (const OpenFileJournal::Entry& entry : reopened) {
     const std::shared_ptr<const daemon::Inode> node = fs.inodes().Get(entry.nodeid);
-    const internal::UniqueFd inode = fs.inodes().handles().Open(entry.handle);
+    const base::UniqueFd inode = fs.inodes().handles().Open(entry.handle);
     struct stat st {};
     if (node == nullptr || !inode.valid() || ::fstat(inode.get(), &st) != 0 ||
         st.st_dev != node->dev || st.st_ino != node->ino) {

@@ -33,6 +33,7 @@
 
 #include "daemon/credentials.h"
 #include "daemon/passthrough_fs.h"
+#include "ringfuse/protocol/parse.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_sandbox.h"
 
@@ -152,7 +153,7 @@ void FuzzPassthrough(ConstBytes input) {
     daemon::DaemonOptions options;
     options.source = sandbox.source();
     daemon::PassthroughFs passthrough(
-        internal::UniqueFd(::open(options.source.c_str(), O_PATH | O_CLOEXEC)), options);
+        base::UniqueFd(::open(options.source.c_str(), O_PATH | O_CLOEXEC)), options);
     NullDiagnostics diagnostics;
     internal::Dispatcher dispatcher(passthrough, channel, diagnostics, InitWishes{});
     SendInit(dispatcher, KernelOffer());

@@ -16,6 +16,8 @@
 
 #include "protocol/describe.h"
 #include "protocol/dispatcher.h"
+#include "ringfuse/protocol/parse.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/request.h"
 #include "tests/fuzz/fuzz_checks.h"
 
@@ -70,7 +72,7 @@ void FuzzParse(ConstBytes message) {
     for (bool setxattr_ext : {false, true}) {
       ParseResult result = ParseRequest(message, ParseContext{minor, setxattr_ext});
       if (const Request* request = std::get_if<Request>(&result)) {
-        (void)internal::DescribeRequest(*request);
+        (void)DescribeRequest(*request);
       } else {
         (void)std::get<ParseError>(result).ToString();
       }
@@ -83,8 +85,7 @@ void FuzzRingSplit(ConstBytes message) {
   const size_t op_in = std::min<size_t>(message.size() - header, wire::kUringOpInOutSize);
   ParseResult result = ParseRingRequest(message.first(header), message.subspan(header, op_in),
                                         message.subspan(header + op_in), ParseContext{});
-  if (const Request* request = std::get_if<Request>(&result))
-    (void)internal::DescribeRequest(*request);
+  if (const Request* request = std::get_if<Request>(&result)) (void)DescribeRequest(*request);
 }
 
 // A dispatcher with a handler that answers, and the channel its replies go to.

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "base/fd.h"
 #include "daemon/inode_handle.h"
 #include "tests/fuzz/fuzz_sandbox.h"
-#include "transport/fd.h"
 
 namespace ringfuse::fuzz {
 
@@ -40,7 +40,7 @@ inline std::vector<ScratchInode> ScratchInodes(const Sandbox& sandbox,
                                          sandbox.canary() / "dir"};
   std::vector<ScratchInode> inodes;
   for (const std::filesystem::path& path : paths) {
-    internal::UniqueFd fd(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd fd(::open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) std::abort();
     inodes.push_back({handles.HandleOf(fd.get()), st.st_dev, st.st_ino});

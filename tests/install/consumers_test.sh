@@ -25,8 +25,8 @@ libdir=$(dirname "$(find "$prefix" -name libringfuse.a)")
   fail "headers outside include/ringfuse were installed"
 
 step "every public header compiles alone"
-for header in "$prefix"/include/ringfuse/*.h; do
-  name=ringfuse/$(basename "$header")
+for header in "$prefix"/include/ringfuse/*.h "$prefix"/include/ringfuse/protocol/*.h; do
+  name=${header#"$prefix/include/"}
   echo "#include <$name>" | "$cxx" -std=c++20 -fsyntax-only -x c++ - -I"$prefix/include" ||
     fail "$name does not compile on its own"
 done
@@ -35,6 +35,17 @@ if echo '#include "protocol/dispatcher.h"' |
   "$cxx" -std=c++20 -fsyntax-only -x c++ - -I"$prefix/include" 2>/dev/null; then
   fail "an internal header compiled against the prefix"
 fi
+
+step "ringfuse.h shows a filesystem author no parse, encode or reply-channel entry point"
+# They are the protocol-level API (ringfuse/protocol.h), which the umbrella does not include; the
+# same search over protocol.h is the negative control that the search finds them.
+protocol_names='ParseRequest|ParseRingRequest|EncodeReplyMessage|KernelError|class ReplyChannel \{|Negotiate\(|MessageServer'
+declared() { echo "#include <$1>" | "$cxx" -std=c++20 -E -P -x c++ - -I"$prefix/include" |
+  { grep -oE "$protocol_names" || true; } | sort -u; }
+umbrella=$(declared ringfuse/ringfuse.h)
+[[ -z $umbrella ]] || fail "ringfuse/ringfuse.h declares: $umbrella"
+[[ $(declared ringfuse/protocol.h | wc -l) == 7 ]] ||
+  fail "ringfuse/protocol.h declares only: $(declared ringfuse/protocol.h)"
 
 step "a CMake consumer: find_package(ringfuse)"
 cmake -S "$source/tests/install/consumer" -B "$work/cmake" -G Ninja \

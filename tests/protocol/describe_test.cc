@@ -9,6 +9,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ringfuse/observer.h"
+#include "ringfuse/protocol/parse.h"
 #include "tests/protocol/wire.h"
 
 namespace ringfuse {
@@ -25,14 +27,14 @@ Request Parsed(const std::vector<std::byte>& message) {
 }
 
 TEST(Describe, ARequestLineNamesTheOpcodeTheCallerAndTheArguments) {
-  const std::string line = internal::DescribeRequest(Parsed(testing::RequestMessage(
+  const std::string line = DescribeRequest(Parsed(testing::RequestMessage(
       {.opcode = 1, .unique = 12, .nodeid = 1, .uid = 1000, .gid = 100, .pid = 42},
       testing::Wire().CString("etc\n"))));
   EXPECT_EQ(line, "LOOKUP unique=12 nodeid=1 uid=1000 gid=100 pid=42 name=\"etc\\n\"");
 }
 
 TEST(Describe, RenameShowsBothNamesAndTheFlags) {
-  const std::string line = internal::DescribeRequest(Parsed(
+  const std::string line = DescribeRequest(Parsed(
       testing::RequestMessage({.opcode = 45, .unique = 7, .nodeid = 5},
                               testing::Wire().U64(9).U32(1).U32(0).CString("old").CString("new"))));
   EXPECT_THAT(line, HasSubstr("RENAME2 unique=7"));
@@ -63,8 +65,7 @@ TEST(Describe, TheFieldVisitorSeesTheSameFieldsAsTheLine) {
   internal::VisitRequestFields(request.args, recorded);
   EXPECT_THAT(recorded.fields, ElementsAre(Pair("old", "o\xff"), Pair("newdir", "9"),
                                            Pair("new", "n"), Pair("flags", "1")));
-  EXPECT_THAT(internal::DescribeRequest(request),
-              HasSubstr("old=\"o\\377\" newdir=9 new=\"n\" flags=0x1"));
+  EXPECT_THAT(DescribeRequest(request), HasSubstr("old=\"o\\377\" newdir=9 new=\"n\" flags=0x1"));
 }
 
 // A trace puts the header and the fields in one flat record, so no opcode may name a field like
@@ -90,8 +91,8 @@ TEST(Describe, NoFieldNameRepeatsTheHeadersOrItself) {
 }
 
 TEST(Describe, RepliesShowSizeOrTheErrorsName) {
-  EXPECT_EQ(internal::DescribeReply(12, 0, 128), "reply unique=12 ok (128 bytes)");
-  EXPECT_EQ(internal::DescribeReply(13, -ENOENT, 0), "reply unique=13 error=-ENOENT");
+  EXPECT_EQ(DescribeReply(12, 0, 128), "reply unique=12 ok (128 bytes)");
+  EXPECT_EQ(DescribeReply(13, -ENOENT, 0), "reply unique=13 error=-ENOENT");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "ringfuse/protocol/reply_channel.h"
 #include "tests/protocol/test_decoder.h"
 #include "tests/protocol/wire.h"
 

@@ -52,13 +52,13 @@ std::string Encoded(const Notification& notification) {
 }
 
 TEST(GoldenNotify, PollCarriesTheKernelHandle) {
-  const Notification n = EncodeNotifyPoll(0x0123456789abcdef);
+  const Notification n = Notification::Poll(0x0123456789abcdef);
   EXPECT_EQ(n.code(), wire::NotifyCode::kPoll);
   EXPECT_EQ(Encoded(n), Expected(1, testing::Wire().U64(0x0123456789abcdef)));
 }
 
 TEST(GoldenNotify, InvalInodeCarriesInodeOffsetAndLength) {
-  const Notification n = EncodeNotifyInvalInode(0x00000000000a0b0c, -1, 0x0000000000123000);
+  const Notification n = Notification::InvalInode(0x00000000000a0b0c, -1, 0x0000000000123000);
   EXPECT_EQ(n.code(), wire::NotifyCode::kInvalInode);
   testing::Wire body;
   body.U64(0x00000000000a0b0c)   // ino
@@ -68,7 +68,7 @@ TEST(GoldenNotify, InvalInodeCarriesInodeOffsetAndLength) {
 }
 
 TEST(GoldenNotify, InvalEntryCarriesParentNameLengthFlagsAndTheNulTerminatedName) {
-  const absl::StatusOr<Notification> n = EncodeNotifyInvalEntry(0x00000000000d0e0f, "entry");
+  const absl::StatusOr<Notification> n = Notification::InvalEntry(0x00000000000d0e0f, "entry");
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->code(), wire::NotifyCode::kInvalEntry);
   testing::Wire body;
@@ -81,7 +81,7 @@ TEST(GoldenNotify, InvalEntryCarriesParentNameLengthFlagsAndTheNulTerminatedName
 
 TEST(GoldenNotify, InvalEntryWithExpireOnlySetsTheFlag) {
   const absl::StatusOr<Notification> n =
-      EncodeNotifyInvalEntry(0x0000000000000042, "expire-me", wire::kExpireOnly);
+      Notification::InvalEntry(0x0000000000000042, "expire-me", wire::kExpireOnly);
   ASSERT_TRUE(n.ok()) << n.status();
   testing::Wire body;
   body.U64(0x42)
@@ -94,7 +94,7 @@ TEST(GoldenNotify, InvalEntryWithExpireOnlySetsTheFlag) {
 TEST(GoldenNotify, StoreCarriesNodeOffsetSizeAndTheData) {
   constexpr std::string_view kData = "stored\0bytes"sv;
   const absl::StatusOr<Notification> n =
-      EncodeNotifyStore(0x0000000000000777, 0x0000000000003000, AsBytes(kData));
+      Notification::Store(0x0000000000000777, 0x0000000000003000, AsBytes(kData));
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->code(), wire::NotifyCode::kStore);
   testing::Wire body;
@@ -108,7 +108,7 @@ TEST(GoldenNotify, StoreCarriesNodeOffsetSizeAndTheData) {
 
 TEST(GoldenNotify, RetrieveCarriesNotifyUniqueNodeOffsetAndSize) {
   const Notification n =
-      EncodeNotifyRetrieve(0x00000000bbbbcccc, 0x0000000000000888, 0x0000000000005000, 0x2000);
+      Notification::Retrieve(0x00000000bbbbcccc, 0x0000000000000888, 0x0000000000005000, 0x2000);
   EXPECT_EQ(n.code(), wire::NotifyCode::kRetrieve);
   testing::Wire body;
   body.U64(0xbbbbcccc)  // notify_unique
@@ -121,7 +121,7 @@ TEST(GoldenNotify, RetrieveCarriesNotifyUniqueNodeOffsetAndSize) {
 
 TEST(GoldenNotify, DeleteCarriesParentChildNameLengthAndTheNulTerminatedName) {
   const absl::StatusOr<Notification> n =
-      EncodeNotifyDelete(0x0000000000000101, 0x0000000000000202, "deleted");
+      Notification::Delete(0x0000000000000101, 0x0000000000000202, "deleted");
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->code(), wire::NotifyCode::kDelete);
   testing::Wire body;
@@ -134,13 +134,13 @@ TEST(GoldenNotify, DeleteCarriesParentChildNameLengthAndTheNulTerminatedName) {
 }
 
 TEST(GoldenNotify, ResendIsTheHeaderAlone) {
-  const Notification n = EncodeNotifyResend();
+  const Notification n = Notification::Resend();
   EXPECT_EQ(n.code(), wire::NotifyCode::kResend);
   EXPECT_EQ(Encoded(n), Expected(7, testing::Wire()));
 }
 
 TEST(GoldenNotify, IncEpochIsExactlySixteenHeaderBytes) {
-  const Notification n = EncodeNotifyIncEpoch();
+  const Notification n = Notification::IncEpoch();
   EXPECT_EQ(n.code(), wire::NotifyCode::kIncEpoch);
   const std::vector<std::byte> exact = {std::byte{0x10}, std::byte{0}, std::byte{0}, std::byte{0},
                                         std::byte{0x08}, std::byte{0}, std::byte{0}, std::byte{0},
@@ -151,7 +151,7 @@ TEST(GoldenNotify, IncEpochIsExactlySixteenHeaderBytes) {
 
 TEST(GoldenNotify, PruneCarriesTheCountThenTheNodeIds) {
   const uint64_t ids[] = {0x0000000000000011, 0x2200000000000022, 0x0000003300000033};
-  const absl::StatusOr<Notification> n = EncodeNotifyPrune(ids);
+  const absl::StatusOr<Notification> n = Notification::Prune(ids);
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(n->code(), wire::NotifyCode::kPrune);
   testing::Wire body;
@@ -165,13 +165,13 @@ TEST(GoldenNotify, PruneCarriesTheCountThenTheNodeIds) {
 }
 
 TEST(GoldenNotify, PruneWithNoIdsIsTheHeaderAndAZeroCount) {
-  const absl::StatusOr<Notification> n = EncodeNotifyPrune({});
+  const absl::StatusOr<Notification> n = Notification::Prune({});
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(Encoded(*n), Expected(9, testing::Wire().U32(0).U32(0).U64(0)));
 }
 
 TEST(GoldenNotify, CopyToWritesNothingIntoATooSmallBuffer) {
-  const absl::StatusOr<Notification> n = EncodeNotifyDelete(1, 2, "name");
+  const absl::StatusOr<Notification> n = Notification::Delete(1, 2, "name");
   ASSERT_TRUE(n.ok()) << n.status();
   std::vector<std::byte> out(n->size() - 1, std::byte{0xaa});
   EXPECT_EQ(n->CopyTo(out), 0u);
@@ -179,21 +179,21 @@ TEST(GoldenNotify, CopyToWritesNothingIntoATooSmallBuffer) {
 }
 
 TEST(GoldenNotify, NamesOfOneTo1024BytesAreAccepted) {
-  EXPECT_TRUE(EncodeNotifyInvalEntry(1, "x").ok());
-  EXPECT_TRUE(EncodeNotifyInvalEntry(1, std::string(1024, 'n')).ok());
-  EXPECT_TRUE(EncodeNotifyDelete(1, 2, std::string(1024, 'n')).ok());
+  EXPECT_TRUE(Notification::InvalEntry(1, "x").ok());
+  EXPECT_TRUE(Notification::InvalEntry(1, std::string(1024, 'n')).ok());
+  EXPECT_TRUE(Notification::Delete(1, 2, std::string(1024, 'n')).ok());
 }
 
 TEST(GoldenNotify, InvalEntryRejectsEmptyNulAndOverlongNames) {
-  EXPECT_FALSE(EncodeNotifyInvalEntry(1, "").ok());
-  EXPECT_FALSE(EncodeNotifyInvalEntry(1, "a\0b"sv).ok());
-  EXPECT_FALSE(EncodeNotifyInvalEntry(1, std::string(1025, 'n')).ok());
+  EXPECT_FALSE(Notification::InvalEntry(1, "").ok());
+  EXPECT_FALSE(Notification::InvalEntry(1, "a\0b"sv).ok());
+  EXPECT_FALSE(Notification::InvalEntry(1, std::string(1025, 'n')).ok());
 }
 
 TEST(GoldenNotify, DeleteRejectsEmptyNulAndOverlongNames) {
-  EXPECT_FALSE(EncodeNotifyDelete(1, 2, "").ok());
-  EXPECT_FALSE(EncodeNotifyDelete(1, 2, "a\0b"sv).ok());
-  EXPECT_FALSE(EncodeNotifyDelete(1, 2, std::string(1025, 'n')).ok());
+  EXPECT_FALSE(Notification::Delete(1, 2, "").ok());
+  EXPECT_FALSE(Notification::Delete(1, 2, "a\0b"sv).ok());
+  EXPECT_FALSE(Notification::Delete(1, 2, std::string(1025, 'n')).ok());
 }
 
 TEST(GoldenNotify, MinimumMinorsMatchTheKernelChangelog) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/reply.h"
 #include "tests/protocol/wire.h"
 
@@ -55,7 +56,7 @@ class RecordingChannel : public ReplyChannel {
     sent.push_back({target, error, std::move(message)});
   }
 
-  ReplyToken Token() { return ReplyToken(this, ReplyTarget{kUnique, kSlot}); }
+  ReplyToken Token() { return Promise(ReplyTarget{kUnique, kSlot}); }
 
   // The one message sent, as hex; fails unless exactly one reply went out.
   std::string Only() const {

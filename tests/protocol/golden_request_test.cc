@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "ringfuse/protocol/parse.h"
 #include "ringfuse/request.h"
 #include "tests/protocol/wire.h"
 
@@ -329,8 +330,8 @@ TEST_F(GoldenRequest, RenameReadsNewdirAndBothNamesWithZeroFlags) {
   const auto op = Parse<op::Rename>(
       Opcode::kRename,
       testing::Wire().U64(0x00000000feedface).CString("old-name").CString("new-name"));
-  EXPECT_EQ(op.newdir, 0xfeedfaceu);
-  EXPECT_EQ(op.flags, 0u);
+  EXPECT_EQ(op.newdir(), 0xfeedfaceu);
+  EXPECT_EQ(op.flags(), 0u);
   EXPECT_EQ(op.old_name, "old-name");
   EXPECT_EQ(op.new_name, "new-name");
 }
@@ -641,8 +642,8 @@ TEST_F(GoldenRequest, Rename2ReadsNewdirFlagsAndBothNames) {
       .CString("from")
       .CString("to-somewhere");
   const auto op = Parse<op::Rename>(Opcode::kRename2, body);
-  EXPECT_EQ(op.newdir, 0xc0ffeu);
-  EXPECT_EQ(op.flags, 2u);
+  EXPECT_EQ(op.newdir(), 0xc0ffeu);
+  EXPECT_EQ(op.flags(), 2u);
   EXPECT_EQ(op.old_name, "from");
   EXPECT_EQ(op.new_name, "to-somewhere");
 }

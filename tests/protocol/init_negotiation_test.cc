@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ringfuse/init.h"
+#include "ringfuse/protocol/negotiate.h"
 
 namespace ringfuse {
 namespace {

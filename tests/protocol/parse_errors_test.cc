@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "ringfuse/protocol/parse.h"
 #include "ringfuse/request.h"
 #include "tests/protocol/wire.h"
 

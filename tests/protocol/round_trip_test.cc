@@ -13,6 +13,8 @@
 
 #include "ringfuse/init.h"
 #include "ringfuse/notify.h"
+#include "ringfuse/protocol/negotiate.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/reply.h"
 #include "ringfuse/wire.h"
 #include "tests/protocol/test_decoder.h"
@@ -201,7 +203,7 @@ class RoundTripTest : public ::testing::Test {
   template <typename ReplyType, typename... Extra>
   ReplyType Reply(Extra... extra) {
     unique_ = random_.U64();
-    return ReplyType(ReplyToken(&channel_, ReplyTarget{unique_, 0}), extra...);
+    return ReplyType(channel_.Promise(ReplyTarget{unique_, 0}), extra...);
   }
 
   Random random_{kSeed};
@@ -614,7 +616,7 @@ class NotifyRoundTripTest : public ::testing::Test {
 TEST_F(NotifyRoundTripTest, PollCarriesTheKernelHandle) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
     const uint64_t kh = random_.U64();
-    const std::vector<std::byte> bytes = NotificationBytes(EncodeNotifyPoll(kh));
+    const std::vector<std::byte> bytes = NotificationBytes(Notification::Poll(kh));
     ExpectNotifyHeader(bytes, 1, 8);
     EXPECT_EQ(U64At(bytes, 16), kh);
   }
@@ -625,7 +627,7 @@ TEST_F(NotifyRoundTripTest, InvalInodeCarriesInodeOffsetAndLength) {
     const uint64_t ino = random_.U64();
     const int64_t off = random_.I64();
     const int64_t len = random_.I64();
-    const std::vector<std::byte> bytes = NotificationBytes(EncodeNotifyInvalInode(ino, off, len));
+    const std::vector<std::byte> bytes = NotificationBytes(Notification::InvalInode(ino, off, len));
     ExpectNotifyHeader(bytes, 2, 24);
     const testing::DecodedNotifyInvalInode got = testing::DecodeNotifyInvalInode(bytes);
     EXPECT_EQ(got.ino, ino);
@@ -639,7 +641,7 @@ TEST_F(NotifyRoundTripTest, InvalEntryCarriesParentFlagsAndTheNulTerminatedName)
     const uint64_t parent = random_.U64();
     const std::string name = random_.Name(1, 1024);
     const uint32_t flags = random_.U32() & wire::kExpireOnly;
-    const absl::StatusOr<Notification> n = EncodeNotifyInvalEntry(parent, name, flags);
+    const absl::StatusOr<Notification> n = Notification::InvalEntry(parent, name, flags);
     ASSERT_TRUE(n.ok()) << n.status();
     const std::vector<std::byte> bytes = NotificationBytes(*n);
     ExpectNotifyHeader(bytes, 3, 16 + name.size() + 1);
@@ -657,7 +659,7 @@ TEST_F(NotifyRoundTripTest, DeleteCarriesParentChildAndTheNulTerminatedName) {
     const uint64_t parent = random_.U64();
     const uint64_t child = random_.U64();
     const std::string name = random_.Name(1, 1024);
-    const absl::StatusOr<Notification> n = EncodeNotifyDelete(parent, child, name);
+    const absl::StatusOr<Notification> n = Notification::Delete(parent, child, name);
     ASSERT_TRUE(n.ok()) << n.status();
     const std::vector<std::byte> bytes = NotificationBytes(*n);
     ExpectNotifyHeader(bytes, 6, 24 + name.size() + 1);
@@ -672,10 +674,10 @@ TEST_F(NotifyRoundTripTest, DeleteCarriesParentChildAndTheNulTerminatedName) {
 }
 
 TEST_F(NotifyRoundTripTest, NotifiedNamesMustBeNonEmptyShortAndFreeOfNul) {
-  EXPECT_FALSE(EncodeNotifyInvalEntry(1, "").ok());
-  EXPECT_FALSE(EncodeNotifyInvalEntry(1, std::string(1025, 'a')).ok());
-  EXPECT_TRUE(EncodeNotifyInvalEntry(1, std::string(1024, 'a')).ok());
-  EXPECT_FALSE(EncodeNotifyDelete(1, 2, std::string("a\0b", 3)).ok());
+  EXPECT_FALSE(Notification::InvalEntry(1, "").ok());
+  EXPECT_FALSE(Notification::InvalEntry(1, std::string(1025, 'a')).ok());
+  EXPECT_TRUE(Notification::InvalEntry(1, std::string(1024, 'a')).ok());
+  EXPECT_FALSE(Notification::Delete(1, 2, std::string("a\0b", 3)).ok());
 }
 
 TEST_F(NotifyRoundTripTest, StoreCarriesNodeOffsetSizeAndTheData) {
@@ -683,7 +685,7 @@ TEST_F(NotifyRoundTripTest, StoreCarriesNodeOffsetSizeAndTheData) {
     const uint64_t nodeid = random_.U64();
     const uint64_t offset = random_.U64();
     const std::vector<std::byte> data = random_.Data(4096);
-    const absl::StatusOr<Notification> n = EncodeNotifyStore(nodeid, offset, data);
+    const absl::StatusOr<Notification> n = Notification::Store(nodeid, offset, data);
     ASSERT_TRUE(n.ok()) << n.status();
     const std::vector<std::byte> bytes = NotificationBytes(*n);
     ExpectNotifyHeader(bytes, 4, 24 + data.size());
@@ -703,7 +705,7 @@ TEST_F(NotifyRoundTripTest, RetrieveCarriesItsFourFields) {
     const uint64_t offset = random_.U64();
     const uint32_t size = random_.U32();
     const std::vector<std::byte> bytes =
-        NotificationBytes(EncodeNotifyRetrieve(notify_unique, nodeid, offset, size));
+        NotificationBytes(Notification::Retrieve(notify_unique, nodeid, offset, size));
     ExpectNotifyHeader(bytes, 5, 32);
     const testing::DecodedNotifyRetrieve got = testing::DecodeNotifyRetrieve(bytes);
     EXPECT_EQ(got.notify_unique, notify_unique);
@@ -715,15 +717,15 @@ TEST_F(NotifyRoundTripTest, RetrieveCarriesItsFourFields) {
 }
 
 TEST_F(NotifyRoundTripTest, ResendAndIncEpochAreABareHeader) {
-  ExpectNotifyHeader(NotificationBytes(EncodeNotifyResend()), 7, 0);
-  ExpectNotifyHeader(NotificationBytes(EncodeNotifyIncEpoch()), 8, 0);
+  ExpectNotifyHeader(NotificationBytes(Notification::Resend()), 7, 0);
+  ExpectNotifyHeader(NotificationBytes(Notification::IncEpoch()), 8, 0);
 }
 
 TEST_F(NotifyRoundTripTest, PruneCarriesTheCountAndEveryNodeId) {
   for (int i = 0; i < kIterations && !HasFailure(); ++i) {
     std::vector<uint64_t> nodeids(random_.Between(0, 64));
     for (uint64_t& id : nodeids) id = random_.U64();
-    const absl::StatusOr<Notification> n = EncodeNotifyPrune(nodeids);
+    const absl::StatusOr<Notification> n = Notification::Prune(nodeids);
     ASSERT_TRUE(n.ok()) << n.status();
     const std::vector<std::byte> bytes = NotificationBytes(*n);
     ExpectNotifyHeader(bytes, 9, 16 + 8 * nodeids.size());

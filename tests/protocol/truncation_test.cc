@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "ringfuse/protocol/parse.h"
 #include "ringfuse/request.h"
 #include "tests/protocol/wire.h"
 

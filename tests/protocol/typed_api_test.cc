@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/reply.h"
 #include "ringfuse/request.h"
 
@@ -27,7 +28,7 @@ class CapturingChannel : public ReplyChannel {
     error = error_code;
     for (ConstBytes part : body) bytes.insert(bytes.end(), part.begin(), part.end());
   }
-  ReplyToken Token() { return ReplyToken(this, ReplyTarget{7, 0}); }
+  ReplyToken Token() { return Promise(ReplyTarget{7, 0}); }
 
   int replies = 0;
   int32_t error = 0;

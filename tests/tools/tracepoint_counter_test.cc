@@ -51,8 +51,8 @@ class CallingThread {
     int requests[2], replies[2];
     EXPECT_EQ(::pipe2(requests, O_CLOEXEC), 0);
     EXPECT_EQ(::pipe2(replies, O_CLOEXEC), 0);
-    requests_ = {internal::UniqueFd(requests[0]), internal::UniqueFd(requests[1])};
-    replies_ = {internal::UniqueFd(replies[0]), internal::UniqueFd(replies[1])};
+    requests_ = {base::UniqueFd(requests[0]), base::UniqueFd(requests[1])};
+    replies_ = {base::UniqueFd(replies[0]), base::UniqueFd(replies[1])};
     thread_ = std::thread([this] { Serve(); });
     tid_ = Receive(replies_.in);
     WaitUntilAsleep(tid_);
@@ -76,14 +76,14 @@ class CallingThread {
 
  private:
   struct Pipe {
-    internal::UniqueFd in;
-    internal::UniqueFd out;
+    base::UniqueFd in;
+    base::UniqueFd out;
   };
 
-  static void Send(const internal::UniqueFd& fd, int value) {
+  static void Send(const base::UniqueFd& fd, int value) {
     EXPECT_EQ(::write(fd.get(), &value, sizeof(value)), static_cast<ssize_t>(sizeof(value)));
   }
-  static int Receive(const internal::UniqueFd& fd) {
+  static int Receive(const base::UniqueFd& fd) {
     int value = 0;
     return ::read(fd.get(), &value, sizeof(value)) == sizeof(value) ? value : 0;
   }

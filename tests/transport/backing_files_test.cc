@@ -15,11 +15,11 @@
 #include <string>
 #include <string_view>
 
+#include "base/fd.h"
 #include "gtest/gtest.h"
 #include "ringfuse/backing.h"
 #include "ringfuse/session.h"
 #include "tests/transport/kernel_fixture.h"
-#include "transport/fd.h"
 
 namespace ringfuse::testing {
 namespace {
@@ -77,7 +77,7 @@ class BackedFs : public Handler {
   }
 
  private:
-  internal::UniqueFd backing_fd_;
+  base::UniqueFd backing_fd_;
   BackingFiles backing_files_;
   std::atomic<int> reads_{0};
   std::mutex mutex_;
@@ -128,7 +128,7 @@ TEST(BackingFiles, WithoutPassthroughAgreedSaysSo) {
 TEST(BackingFiles, AHandleOutlivingItsSessionClosesNothingOnTheNext) {
   RINGFUSE_SKIP_UNLESS_KERNEL();
   BackedFs fs;
-  internal::UniqueFd fd(::memfd_create("ringfuse-backing-test", MFD_CLOEXEC));
+  base::UniqueFd fd(::memfd_create("ringfuse-backing-test", MFD_CLOEXEC));
   std::optional<BackingFile> stale;
   {
     absl::StatusOr<std::unique_ptr<ServedMount>> first = Serve(fs, /*passthrough=*/true);
@@ -153,7 +153,7 @@ TEST(BackingFiles, AHandleOutlivingItsSessionClosesNothingOnTheNext) {
 
 TEST(BackingFiles, OutsideASessionSaysSo) {
   BackingFiles backing_files;
-  internal::UniqueFd fd(::memfd_create("ringfuse-backing-test", MFD_CLOEXEC));
+  base::UniqueFd fd(::memfd_create("ringfuse-backing-test", MFD_CLOEXEC));
   absl::StatusOr<BackingFile> backing = backing_files.Open(fd.get());
   EXPECT_TRUE(absl::IsFailedPrecondition(backing.status())) << backing.status();
   EXPECT_NE(backing.status().message().find("no session"), std::string::npos) << backing.status();

@@ -21,23 +21,23 @@ namespace {
 using ringfuse::testing::OpenFdCount;
 
 struct SocketPair {
-  UniqueFd ours, theirs;
+  base::UniqueFd ours, theirs;
 };
 
 SocketPair MakeSocketPair(int type) {
   int fds[2];
   EXPECT_EQ(::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds), 0) << std::strerror(errno);
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+  return {base::UniqueFd(fds[0]), base::UniqueFd(fds[1])};
 }
 
 struct Pipe {
-  UniqueFd read, write;
+  base::UniqueFd read, write;
 };
 
 Pipe MakePipe() {
   int fds[2];
   EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+  return {base::UniqueFd(fds[0]), base::UniqueFd(fds[1])};
 }
 
 TEST(FdPassing, FdsArriveOwnedCloseOnExecAndNamingTheSameFiles) {
@@ -52,7 +52,7 @@ TEST(FdPassing, FdsArriveOwnedCloseOnExecAndNamingTheSameFiles) {
                              received->bytes.size()),
             "state");
   ASSERT_EQ(received->fds.size(), 2u);
-  for (const UniqueFd& fd : received->fds) {
+  for (const base::UniqueFd& fd : received->fds) {
     EXPECT_NE(::fcntl(fd.get(), F_GETFD) & FD_CLOEXEC, 0);
   }
   // In order: what goes into the second received fd comes out of the second pipe.

@@ -25,11 +25,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/fd.h"
 #include "examples/memfs/memfs.h"
 #include "gtest/gtest.h"
 #include "tests/open_fds.h"
 #include "tests/transport/kernel_fixture.h"
-#include "transport/fd.h"
 
 namespace ringfuse::testing {
 namespace {
@@ -37,13 +37,13 @@ namespace {
 using examples::MemFs;
 
 struct SocketPair {
-  internal::UniqueFd old_end, new_end;
+  base::UniqueFd old_end, new_end;
 };
 
 SocketPair MakeSocketPair() {
   int ends[2];
   EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends), 0);
-  return {internal::UniqueFd(ends[0]), internal::UniqueFd(ends[1])};
+  return {base::UniqueFd(ends[0]), base::UniqueFd(ends[1])};
 }
 
 // Waits, at most `bound`, for the fd count to come back to `expected`: a ring's fds close as its

@@ -17,11 +17,12 @@
 #include <variant>
 #include <vector>
 
+#include "base/fd.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "ringfuse/protocol/parse.h"
 #include "tests/protocol/wire.h"
-#include "transport/fd.h"
 #include "transport/json_line.h"
 
 namespace ringfuse {
@@ -199,7 +200,7 @@ TEST(JsonTraceBound, AStuckFileDropsEventsInsteadOfBlockingAndSaysHowMany) {
   int pipe_fds[2];
   ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
   ASSERT_GT(::fcntl(pipe_fds[1], F_SETPIPE_SZ, 4096), 0);
-  const internal::UniqueFd read_end(pipe_fds[0]);
+  const base::UniqueFd read_end(pipe_fds[0]);
   constexpr int kEvents = 2000;
   std::string received;
   std::thread reader;
@@ -254,8 +255,7 @@ class TraceFileTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   static void WriteText(const std::string& path, std::string_view text) {
-    const internal::UniqueFd fd(
-        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    const base::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     ASSERT_TRUE(fd.valid());
     ASSERT_EQ(::write(fd.get(), text.data(), text.size()), static_cast<ssize_t>(text.size()));
   }

@@ -15,11 +15,12 @@
 #include <variant>
 #include <vector>
 
+#include "base/record_fields.h"
 #include "gtest/gtest.h"
+#include "ringfuse/keeper.h"
 #include "tests/open_fds.h"
-#include "transport/connection_keeper.h"
 #include "transport/fd_passing.h"
-#include "transport/record_fields.h"
+#include "transport/handover_record.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -27,14 +28,14 @@ namespace {
 using ringfuse::testing::OpenFdCount;
 
 struct Ends {
-  UniqueFd daemon, keeper;
+  base::UniqueFd daemon, keeper;
 };
 
 Ends Connect() {
   int fds[2];
   EXPECT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0)
       << std::strerror(errno);
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+  return {base::UniqueFd(fds[0]), base::UniqueFd(fds[1])};
 }
 
 // What a daemon deposits: any fd stands in for /dev/fuse here.
@@ -70,7 +71,7 @@ TEST(ConnectionKeeper, AFirstDaemonIsToldToMountTheNextGetsTheConnectionItsNoteA
   ConnectionKeeper keeper;
   const Ends first = Connect();
   EXPECT_TRUE(std::holds_alternative<KeeperFresh>(Hello(first, keeper)));
-  const UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  const base::UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
   Deposit(first, keeper, dev.get());
   ASSERT_TRUE(SendDaemonMessage(first.daemon.get(), KeeperNote{"revision r2"}).ok());
   ASSERT_TRUE(keeper.ServeOne(first.keeper.get()).ok());
@@ -104,10 +105,10 @@ TEST(ConnectionKeeper, ADaemonThatClosedItsEndIsNotFound) {
 TEST(ConnectionKeeper, ASecondDepositIsRefusedAndTheFirstStaysKept) {
   ConnectionKeeper keeper;
   const Ends ends = Connect();
-  const UniqueFd first(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  const base::UniqueFd first(::open("/dev/null", O_RDWR | O_CLOEXEC));
   Deposit(ends, keeper, first.get());
   const size_t fds_before = OpenFdCount();
-  const UniqueFd second(::open("/dev/zero", O_RDWR | O_CLOEXEC));
+  const base::UniqueFd second(::open("/dev/zero", O_RDWR | O_CLOEXEC));
   const int fd = second.get();
   ASSERT_TRUE(SendDaemonMessage(ends.daemon.get(), KeeperDeposit{}).ok());
   ASSERT_TRUE(SendHandover(ends.daemon.get(), Connection(), std::span<const int>(&fd, 1)).ok());
@@ -119,8 +120,8 @@ TEST(ConnectionKeeper, ASecondDepositIsRefusedAndTheFirstStaysKept) {
 TEST(ConnectionKeeper, KeepsTheApplicationsFdsAndRefusesMoreThanItsLimit) {
   ConnectionKeeper keeper;
   const Ends ends = Connect();
-  const UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  const UniqueFd state(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
+  const base::UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  const base::UniqueFd state(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
   const size_t fds_before = OpenFdCount();
   std::vector<int> too_many(2 + kMaxKeptFds, dev.get());
   ASSERT_TRUE(SendDaemonMessage(ends.daemon.get(), KeeperDeposit{}).ok());
@@ -153,17 +154,17 @@ void SendRaw(int socket, const std::string& bytes, int fd = -1) {
 
 std::string Kind(uint32_t kind) {
   std::string message;
-  PutField(message, kind);
+  base::PutField(message, kind);
   return message;
 }
 
 TEST(ConnectionKeeper, MalformedMessagesAreRefusedWithoutLeakingFdsOrLosingTheConnection) {
   ConnectionKeeper keeper;
   const Ends ends = Connect();
-  const UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  const base::UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
   Deposit(ends, keeper, dev.get());
   std::string truncated_note = Kind(3);
-  PutField(truncated_note, uint64_t{100});
+  base::PutField(truncated_note, uint64_t{100});
   truncated_note += "short";
   std::string trailing = Kind(1) + "x";
   const std::string cases[] = {"ab", Kind(99), Kind(5), truncated_note, trailing};
@@ -198,12 +199,12 @@ TEST(ConnectionKeeper, ANoteLargerThanTheLimitIsRefusedBeforeItIsSent) {
 TEST(ConnectionKeeper, ANoteLargerThanTheLimitIsRefusedWhenReceived) {
   ConnectionKeeper keeper;
   const Ends ends = Connect();
-  const UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  const base::UniqueFd dev(::open("/dev/null", O_RDWR | O_CLOEXEC));
   Deposit(ends, keeper, dev.get());
   ASSERT_TRUE(SendDaemonMessage(ends.daemon.get(), KeeperNote{"r1"}).ok());
   ASSERT_TRUE(keeper.ServeOne(ends.keeper.get()).ok());
   std::string long_note = Kind(3);
-  PutString(long_note, std::string(kMaxKeptNote + 1, 'x'));
+  base::PutString(long_note, std::string(kMaxKeptNote + 1, 'x'));
   SendRaw(ends.daemon.get(), long_note);
   const absl::Status served = keeper.ServeOne(ends.keeper.get());
   EXPECT_TRUE(absl::IsInvalidArgument(served)) << served;

@@ -1,5 +1,5 @@
 // Session::StartKept as a daemon author uses it, with this test as the keeper
-// (internal::ConnectionKeeper): a daemon process killed with SIGKILL, the next one recovering the
+// (ConnectionKeeper): a daemon process killed with SIGKILL, the next one recovering the
 // connection. For a filesystem whose node ids and fh values mean the same in every process (a
 // fixed tree here), everything survives: a file opened before the crash reads on, and, told
 // that its names are still valid, the kernel's cached names are used without a LOOKUP. Told
@@ -23,9 +23,9 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
+#include "ringfuse/keeper.h"
 #include "ringfuse/session.h"
 #include "tests/transport/kernel_fixture.h"
-#include "transport/connection_keeper.h"
 
 namespace ringfuse::testing {
 namespace {
@@ -175,8 +175,8 @@ class KeptSession : public ::testing::TestWithParam<bool> {
   std::string Path(const std::string& name) const { return leftovers_.mountpoint + "/" + name; }
 
   Shared* shared_ = nullptr;
-  internal::ConnectionKeeper keeper_;
-  internal::UniqueFd keeper_socket_;
+  ConnectionKeeper keeper_;
+  base::UniqueFd keeper_socket_;
   Leftovers leftovers_;
 };
 
@@ -187,7 +187,7 @@ TEST_P(KeptSession, AFixedTreeSurvivesACrashWholeAndCachedNamesStayWhenTheDaemon
   ASSERT_EQ(::stat(Path("file").c_str(), &attr), 0) << std::strerror(errno);
   const int lookups_before = shared_->lookups.load();
   ASSERT_GE(lookups_before, 1);
-  const internal::UniqueFd opened_before(::open(Path("file").c_str(), O_RDONLY));
+  const base::UniqueFd opened_before(::open(Path("file").c_str(), O_RDONLY));
   ASSERT_TRUE(opened_before.valid()) << std::strerror(errno);
 
   ASSERT_NO_FATAL_FAILURE(KillDaemon());

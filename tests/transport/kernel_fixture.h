@@ -13,11 +13,11 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "base/uring_switch.h"
 #include "gtest/gtest.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/session.h"
 #include "transport/dev_fuse.h"
-#include "transport/uring_switch.h"
 
 namespace ringfuse::testing {
 
@@ -33,7 +33,7 @@ class UringEnabled {
   const std::string& reason() const { return reason_; }
 
  private:
-  internal::UringSwitch switch_;
+  base::UringSwitch switch_;
   std::string reason_;
 };
 

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "protocol/dispatcher.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "tests/protocol/test_decoder.h"
 #include "tests/protocol/wire.h"
 

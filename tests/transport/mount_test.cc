@@ -43,6 +43,7 @@
 #include "gtest/gtest.h"
 #include "protocol/dispatcher.h"
 #include "ringfuse/handler.h"
+#include "ringfuse/protocol/reply_channel.h"
 #include "tests/transport/kernel_fixture.h"
 #include "transport/dev_fuse.h"
 #include "transport/log.h"
@@ -219,7 +220,7 @@ class InitServer {
     }
   }
 
-  internal::UniqueFd fd_;
+  base::UniqueFd fd_;
   Handler handler_;
   WritevReplyChannel channel_;
   internal::LoggingDiagnostics diagnostics_;
@@ -705,8 +706,8 @@ class SwappedMountpointTest : public MountTest {
   }
 
   std::string base_;
-  internal::UniqueFd base_fd_;
-  internal::UniqueFd directory_;  // mp as it was made
+  base::UniqueFd base_fd_;
+  base::UniqueFd directory_;  // mp as it was made
 };
 
 class SwappedMountpointByMethodTest : public SwappedMountpointTest,

@@ -45,7 +45,7 @@ TEST(NotifierVersions, ANewEnoughKernelGetsTheWriteAndItsError) {
 
 TEST(NotifierVersions, BatchReportsTheTooOldOnesInPlace) {
   Notifier notifier(-1, KernelSpeaking(43));
-  const Notification batch[] = {EncodeNotifyInvalInode(2, -1, 0), EncodeNotifyIncEpoch()};
+  const Notification batch[] = {Notification::InvalInode(2, -1, 0), Notification::IncEpoch()};
   const std::vector<absl::Status> statuses = notifier.SendBatch(batch);
   ASSERT_EQ(statuses.size(), 2u);
   EXPECT_NE(statuses[0].message().find("Bad file descriptor"), absl::string_view::npos)

@@ -269,7 +269,7 @@ class NotifyingMkdirFs : public MemFs {
       name = name_;
     }
     if (notifier != nullptr) {
-      absl::StatusOr<Notification> inval = EncodeNotifyInvalEntry(context.nodeid(), name);
+      absl::StatusOr<Notification> inval = Notification::InvalEntry(context.nodeid(), name);
       if (inval.ok()) {
         notifier->Queue(*inval, [this](absl::Status status) {
           std::lock_guard lock(mu_);
@@ -634,7 +634,7 @@ TEST_P(Notify, BatchInvalidatesEveryCachedName) {
 
   std::vector<Notification> batch;
   for (const std::string& name : names) {
-    absl::StatusOr<Notification> inval = EncodeNotifyInvalEntry(dir, name);
+    absl::StatusOr<Notification> inval = Notification::InvalEntry(dir, name);
     ASSERT_TRUE(inval.ok()) << inval.status();
     batch.push_back(*inval);
   }
@@ -661,7 +661,7 @@ TEST_P(Notify, BatchReportsEachAnswerInPlace) {
   std::vector<Notification> batch;
   for (size_t i = 0; i < cached.size(); ++i) {
     for (const std::string* name : {&cached[i], &uncached[i]}) {
-      absl::StatusOr<Notification> inval = EncodeNotifyInvalEntry(wire::kRootId, *name);
+      absl::StatusOr<Notification> inval = Notification::InvalEntry(wire::kRootId, *name);
       ASSERT_TRUE(inval.ok()) << inval.status();
       batch.push_back(*inval);
     }

@@ -1,4 +1,4 @@
-#include "transport/wait_status.h"
+#include "base/wait_status.h"
 
 #include <sys/wait.h>
 
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 bool ExitedCleanly(std::optional<int> wait_status) {
   return wait_status && WIFEXITED(*wait_status) && WEXITSTATUS(*wait_status) == 0;
@@ -22,4 +22,4 @@ std::string DescribeExit(std::optional<int> wait_status) {
   return absl::StrCat("ended with wait status ", *wait_status);
 }
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

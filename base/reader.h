@@ -13,7 +13,7 @@
 
 #include "ringfuse/bytes.h"
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 class Reader {
  public:
@@ -67,4 +67,4 @@ class Reader {
   ConstBytes bytes_;
 };
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <type_traits>
 
-#include "protocol/reader.h"
+#include "base/reader.h"
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 template <typename T>
 void PutField(std::string& out, const T& value) {
@@ -52,4 +52,4 @@ inline bool GetString(Reader& in, std::string& text) {
   return true;
 }
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

@@ -7,7 +7,7 @@
 
 #include "absl/time/time.h"
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 using MonotonicClock = std::chrono::steady_clock;
 
@@ -44,4 +44,4 @@ class Stopwatch {
   MonotonicClock::time_point start_ = MonotonicClock::now();
 };
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 // True for a child that exited with status 0; false for any other end, or none known.
 bool ExitedCleanly(std::optional<int> wait_status);
@@ -14,4 +14,4 @@ bool ExitedCleanly(std::optional<int> wait_status);
 // signal 9 (Killed)", or "could not be waited for" when there is no status.
 std::string DescribeExit(std::optional<int> wait_status);
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

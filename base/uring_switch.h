@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 class UringSwitch {
  public:
@@ -24,4 +24,4 @@ class UringSwitch {
   std::string restore_;  // the value to write back; empty when nothing was changed
 };
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

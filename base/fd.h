@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 class UniqueFd {
  public:
@@ -32,4 +32,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 
 // "what: strerror(error)", with the status code errno maps to.
 inline absl::Status ErrnoStatus(int error, std::string_view what) {
@@ -17,4 +17,4 @@ inline absl::Status ErrnoStatus(int error, std::string_view what) {
       absl::StrCat(absl::string_view(what.data(), what.size()), ": ", std::strerror(error)));
 }
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base

@@ -1,10 +1,10 @@
-#include "transport/uring_switch.h"
+#include "base/uring_switch.h"
 
 #include <fstream>
 
 #include "absl/strings/str_format.h"
 
-namespace ringfuse::internal {
+namespace ringfuse::base {
 namespace {
 
 constexpr const char* kEnableUring = "/sys/module/fuse/parameters/enable_uring";
@@ -37,4 +37,4 @@ UringSwitch::~UringSwitch() {
   if (!restore_.empty()) WriteParameter(restore_);
 }
 
-}  // namespace ringfuse::internal
+}  // namespace ringfuse::base
