@@ -43,7 +43,8 @@ constexpr std::string_view TableProblem() {
     if (number <= previous) return "opcode rows are not strictly ascending";
     if (row.name.empty()) return "an opcode row has no name";
     if (row.since_minor > kKernelMinor) return "an opcode row is newer than the ABI";
-    if ((row.tail == Tail::kNames) != (row.names > 0 && row.tail != Tail::kNameAndData)) {
+    if ((row.tail == Tail::kNames) != (row.names > 0 && row.tail != Tail::kNameAndData) ||
+        (row.tail == Tail::kNameAndData && row.names != 1)) {
       return "an opcode row's names and tail disagree";
     }
     previous = number;

@@ -1,6 +1,8 @@
 /// @file
-/// The FUSE opcodes and their table, both generated from the one list in opcode_list.h; the
-/// parser, the dispatcher and the debug printer read OpcodeInfo.
+/// The FUSE opcodes and their table, both generated from the one list in opcode_list.h. The
+/// parser reads the list itself at compile time, and OpcodeInfo for where the fixed struct is and
+/// how long; the dispatcher, the transports and the printers read it for names and whether to
+/// answer.
 #pragma once
 
 #include <algorithm>
@@ -30,16 +32,17 @@ inline constexpr uint32_t kMaxOpcode = std::max({
 #undef RINGFUSE_NUMBER
 });
 
-/// What follows an opcode's fixed argument struct.
+/// What follows an opcode's fixed argument struct; which opcode has which is the `tail` column of
+/// RINGFUSE_FOR_EACH_OPCODE.
 enum class Tail : uint8_t {
   kNone,         ///< nothing: the message is exactly header + fixed struct
   kNames,        ///< `names` NUL-terminated strings
-  kData,         ///< raw bytes whose length the fixed struct gives (WRITE, IOCTL, NOTIFY_REPLY)
-  kNameAndData,  ///< one NUL-terminated name, then raw bytes (SETXATTR)
-  kRecords,      ///< an array of records whose count the fixed struct gives (BATCH_FORGET, ...)
+  kData,         ///< raw bytes whose length the fixed struct gives
+  kNameAndData,  ///< one NUL-terminated name, then raw bytes whose length the fixed struct gives
+  kRecords,      ///< an array of records whose count the fixed struct gives
 };
 
-/// One opcode's row of the table: what the parser needs to read it and what the printer shows.
+/// One opcode's row of the table, its columns of RINGFUSE_FOR_EACH_OPCODE at run time.
 struct OpcodeInfo {
   Opcode opcode;          ///< the opcode this row describes
   std::string_view name;  ///< as the kernel spells it, without the FUSE_ prefix
@@ -47,7 +50,9 @@ struct OpcodeInfo {
   uint8_t names;          ///< NUL-terminated strings after the fixed struct
   Tail tail;              ///< what follows the fixed struct
   bool replies;           ///< false: the kernel expects no answer (the list's reply is NoReply)
-  uint32_t since_minor;   ///< first protocol minor that has the opcode
+  /// First protocol minor that has the opcode; information only: the kernel sends no opcode newer
+  /// than the minor it negotiated, and the library does not check.
+  uint32_t since_minor;
   /// The kernel sends an empty first argument ahead of the fixed struct (fuse_set_zero_arg0), so
   /// FUSE-over-io_uring leaves op_in untouched and puts the struct at the start of the payload.
   bool fixed_in_ring_payload = false;
@@ -59,9 +64,9 @@ std::optional<OpcodeInfo> LookupOpcode(uint32_t opcode);
 /// The kernel's name for an opcode ("LOOKUP"), or "UNKNOWN" for a number with no row.
 std::string_view OpcodeName(uint32_t opcode);
 
-/// Checks the table against itself (ascending, unique, names present, names agreeing with the
-/// tail); the library's build asserts it, tests and the self-check tool report it. Returns the
-/// first inconsistency found, or an empty string.
+/// Checks the table against itself (ascending, unique, names present, no opcode newer than the
+/// ABI, `names` agreeing with the tail); the library's build asserts it, tests and the self-check
+/// tool report it. Returns the first inconsistency found, or an empty string.
 std::string_view OpcodeTableProblem();
 
 }  // namespace ringfuse

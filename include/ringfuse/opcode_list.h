@@ -1,32 +1,55 @@
 /// @file
 /// The one list of FUSE opcodes: every fact about an opcode is written here once, and the rest of
 /// the library is generated from it or checked against it at compile time: the `Opcode` enum and
-/// the opcode table (opcode.h), the `RequestArgs` variant (request.h), the parser's dispatch, the
+/// the opcode table (opcode.h), the `RequestArgs` variant (request.h), the parser, the
 /// dispatcher, and the check that each `Handler` virtual takes the listed arguments and reply.
 ///
-/// Adding an opcode: a row here, its parse function (the parser does not compile without one),
-/// and, unless it shares one, its op struct (request.h) and Handler virtual (handler.h, checked
-/// against the row); a new shape of answer needs its reply type and encoder (reply.h).
+/// Adding an opcode: a row here and its `Make` in protocol/request.cc, which assembles the op
+/// struct from what the parser read as the row says (the parser does not compile without one,
+/// nor with one that takes other parts than the row lists); a rule for each of its names there
+/// (`NameRuleOf`) and, for a Data or Records tail, a `TailOf` for its fixed struct; unless it
+/// shares one, its op struct (request.h) and Handler virtual (handler.h, checked against the
+/// row); a new shape of answer needs its reply type and encoder (reply.h).
 #pragma once
 
 /// Calls `X(name, number, kernel_name, op_struct, reply, fixed, names, tail, since, in_payload)`
-/// once per opcode, in ascending wire order:
-/// - `name`: the enumerator without its `k` (`Opcode::kLookup`);
-/// - `number`: the wire opcode;
-/// - `kernel_name`: the kernel's name without `FUSE_`, as a token (stringize it with `#`);
-/// - `op_struct`: the op struct in `ringfuse::op` and the `Handler` virtual of that name;
-///   opcodes that differ only in their wire form share one (RENAME and RENAME2, SETLK and
-///   SETLKW, COPY_FILE_RANGE and COPY_FILE_RANGE_64);
+/// once per opcode, in ascending wire order. What reads each column:
+/// - `name`: the enumerator without its `k` (`Opcode::kLookup`): the enum, and every expansion
+///   that selects code per opcode (the parser's `Make`, the dispatcher's switch);
+/// - `number`: the wire opcode: the enum's values, hence LookupOpcode's index;
+/// - `kernel_name`: the kernel's name without `FUSE_`, as a token (stringize it with `#`):
+///   OpcodeInfo::name, which OpcodeName, parse errors, diagnostics and traces show;
+/// - `op_struct`: the op struct in `ringfuse::op` and the `Handler` virtual of that name:
+///   RequestArgs, the parser (an opcode's `Make` must give exactly this struct) and the
+///   dispatcher, which calls that virtual; opcodes that differ only in their wire form share one
+///   (RENAME and RENAME2, SETLK and SETLKW, COPY_FILE_RANGE and COPY_FILE_RANGE_64);
 /// - `reply`: the typed reply the handler answers with; `NoReply` where the kernel expects no
-///   answer, `ReplyToken` where the dispatcher answers itself (INIT, DESTROY);
-/// - `fixed`: the fixed argument struct in `ringfuse::wire` at the current protocol, or `None`;
-/// - `names`: how many NUL-terminated strings follow the fixed struct;
-/// - `tail`: what follows the fixed struct, a `ringfuse::Tail` without its `k`;
-/// - `since`: the first protocol minor that has the opcode;
+///   answer, `ReplyToken` where the dispatcher answers itself (INIT, DESTROY): the dispatcher
+///   makes it and checks the Handler virtual takes it, and OpcodeInfo::replies (whether the
+///   dispatcher and the ring transport answer at all) is derived from it; reply.h does not
+///   list which opcodes use each type: this column does;
+/// - `fixed`: the fixed argument struct in `ringfuse::wire` at the current protocol, or `None`:
+///   OpcodeInfo::fixed_size, where the parser splits the message and checks it is long enough,
+///   and the struct the parser reads and hands to the opcode's `Make`;
+/// - `names`: how many NUL-terminated strings follow the fixed struct: the parser reads exactly
+///   that many (each checked by its rule, `NameRuleOf` in protocol/request.cc) and hands them to
+///   `Make`; OpcodeInfo::names;
+/// - `tail`: what follows the fixed struct, a `ringfuse::Tail` without its `k`: after the names
+///   the parser reads nothing more (None, Names), the bytes (Data, NameAndData) or the records
+///   (Records) whose length `TailOf` takes from the fixed struct, and hands them to `Make`;
+///   OpcodeInfo::tail;
+/// - `since`: the first protocol minor that has the opcode: OpcodeInfo::since_minor, information
+///   for protocol tools that nothing in the library acts on (the parser and the dispatcher need
+///   not: a kernel sends no opcode newer than the minor it negotiated); the table's self-check
+///   holds it to the ABI (wire::kKernelMinor), tests to the system header and to the opcodes a
+///   kernel of the oldest supported minor may not send;
 /// - `in_payload`: FUSE-over-io_uring carries the fixed struct at the start of the payload rather
-///   than in op_in (the kernel sends an empty first argument, fuse_set_zero_arg0).
+///   than in op_in (the kernel sends an empty first argument, fuse_set_zero_arg0):
+///   OpcodeInfo::fixed_in_ring_payload, which ParseRingRequest reads.
 ///
-/// The list names types it does not declare: expand it where they are visible.
+/// The table's self-check (OpcodeTableProblem, asserted at compile time) holds the rows to their
+/// order and `names` to `tail`. The list names types it does not declare: expand it where they
+/// are visible.
 // clang-format off
 //  name            no. kernel name         op struct      reply         fixed          names tail        since in_payload
 #define RINGFUSE_FOR_EACH_OPCODE(X)                                                                                        \

@@ -79,6 +79,9 @@ class ReplyToken {
 };
 
 /// Typed replies: each kind of answer the protocol has, so a handler cannot send the wrong shape.
+/// Which opcodes answer with which type is the `reply` column of RINGFUSE_FOR_EACH_OPCODE
+/// (opcode_list.h), and each opcode's Handler virtual takes that type; the types below say only
+/// what shape of answer they send.
 class TypedReply {
  public:
   /// Answers through `token`.
@@ -92,11 +95,11 @@ class TypedReply {
   ReplyToken token_;  ///< the promise each kind of reply answers through
 };
 
-/// The reply of an opcode the kernel expects no answer to (FORGET, BATCH_FORGET, INTERRUPT,
-/// NOTIFY_REPLY) in RINGFUSE_FOR_EACH_OPCODE: its Handler virtual takes no reply.
+/// The reply of an opcode the kernel expects no answer to (its row in RINGFUSE_FOR_EACH_OPCODE
+/// names NoReply): its Handler virtual takes no reply.
 struct NoReply {};
 
-/// UNLINK, RMDIR, RENAME, RELEASE, FSYNC, FLUSH, SETXATTR, SETLK, ACCESS, FALLOCATE, ...
+/// Success with no body: the operation was done.
 class EmptyReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -104,7 +107,7 @@ class EmptyReply : public TypedReply {
   void Ok() { token_.Send(std::span<const ConstBytes>{}); }
 };
 
-/// LOOKUP, MKNOD, MKDIR, SYMLINK, LINK.
+/// An entry (fuse_entry_out): a node with its attributes, or a negative entry.
 class EntryReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -112,7 +115,7 @@ class EntryReply : public TypedReply {
   void Ok(const wire::EntryOut& entry) { token_.Send({AsBytes(entry)}); }
 };
 
-/// CREATE and TMPFILE.
+/// An entry and the file opened on it (fuse_entry_out, then fuse_open_out).
 class CreateReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -122,7 +125,7 @@ class CreateReply : public TypedReply {
   }
 };
 
-/// GETATTR and SETATTR.
+/// Attributes (fuse_attr_out).
 class AttrReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -130,7 +133,7 @@ class AttrReply : public TypedReply {
   void Ok(const wire::AttrOut& attr) { token_.Send({AsBytes(attr)}); }
 };
 
-/// OPEN and OPENDIR.
+/// An open file or directory (fuse_open_out).
 class OpenReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -138,7 +141,7 @@ class OpenReply : public TypedReply {
   void Ok(const wire::OpenOut& open) { token_.Send({AsBytes(open)}); }
 };
 
-/// READ and READLINK.
+/// Bytes, as they are: the answer is the data itself.
 class DataReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -148,7 +151,8 @@ class DataReply : public TypedReply {
   void Ok(std::span<const ConstBytes> parts) { token_.Send(parts); }
 };
 
-/// WRITE and COPY_FILE_RANGE: a byte count, 32 or 64 bits wide as the request asked.
+/// A byte count, 32 or 64 bits wide as the request asked (fuse_write_out or
+/// fuse_copy_file_range_out).
 class CountReply : public TypedReply {
  public:
   /// `wide`: COPY_FILE_RANGE_64, answered with 64 bits.
@@ -160,7 +164,7 @@ class CountReply : public TypedReply {
   bool wide_;
 };
 
-/// STATFS.
+/// Filesystem statistics (fuse_statfs_out).
 class StatfsReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -168,7 +172,8 @@ class StatfsReply : public TypedReply {
   void Ok(const wire::Kstatfs& statfs) { token_.Send({AsBytes(wire::StatfsOut{statfs})}); }
 };
 
-/// GETXATTR and LISTXATTR: the size when the caller asked for it (request size 0), else the data.
+/// An extended attribute's value or a list of names; only the size it needs when the caller
+/// asked for that (request size 0).
 class XattrReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -178,7 +183,7 @@ class XattrReply : public TypedReply {
   void Data(ConstBytes data) { token_.Send({data}); }
 };
 
-/// GETLK.
+/// A lock (fuse_lk_out).
 class LockReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -186,7 +191,7 @@ class LockReply : public TypedReply {
   void Ok(const wire::FileLock& lock) { token_.Send({AsBytes(wire::LkOut{lock})}); }
 };
 
-/// BMAP.
+/// A device block number (fuse_bmap_out).
 class BmapReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -194,7 +199,7 @@ class BmapReply : public TypedReply {
   void Ok(uint64_t block) { token_.Send({AsBytes(wire::BmapOut{block})}); }
 };
 
-/// IOCTL.
+/// An ioctl's result and what it writes back (fuse_ioctl_out and the data), or a retry.
 class IoctlReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -204,7 +209,7 @@ class IoctlReply : public TypedReply {
   void Retry(std::span<const wire::IoctlIovec> in, std::span<const wire::IoctlIovec> out);
 };
 
-/// POLL.
+/// Ready poll events (fuse_poll_out).
 class PollReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -212,7 +217,7 @@ class PollReply : public TypedReply {
   void Ok(uint32_t revents) { token_.Send({AsBytes(wire::PollOut{revents, 0})}); }
 };
 
-/// LSEEK.
+/// An offset (fuse_lseek_out).
 class LseekReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -220,7 +225,7 @@ class LseekReply : public TypedReply {
   void Ok(uint64_t offset) { token_.Send({AsBytes(wire::LseekOut{offset})}); }
 };
 
-/// STATX.
+/// statx attributes (fuse_statx_out).
 class StatxReply : public TypedReply {
  public:
   using TypedReply::TypedReply;
@@ -315,7 +320,7 @@ class DirentPacker {
   size_t skipped_ = 0;
 };
 
-/// READDIR and READDIRPLUS: a reply that owns a buffer of the size the kernel asked for and packs
+/// A directory listing: a reply that owns a buffer of the size the kernel asked for and packs
 /// entries into it. Each Add returns false, adding nothing, once the entry does not fit: then
 /// send what is packed with Ok(); the kernel asks again from the last entry's cookie. Ok() with
 /// nothing packed ends the listing.
@@ -346,7 +351,7 @@ class DirListingReply : public TypedReply {
   uint64_t offset_;
 };
 
-/// READDIR: names with their inode numbers and types.
+/// A listing of names with their inode numbers and types.
 class DirReply : public DirListingReply {
  public:
   using DirListingReply::DirListingReply;
@@ -360,10 +365,10 @@ class DirReply : public DirListingReply {
   }
 };
 
-/// Each entry other than . and .. carries a lookup (as LOOKUP would answer it), which the kernel
-/// counts like one, FORGET following, but only if it was packed: Add says which. A name the
-/// kernel would refuse is skipped, its lookup never sent. An entry with node id 0 gives the name
-/// only.
+/// A listing with lookups: each entry other than . and .. carries one (as LOOKUP would answer
+/// it), which the kernel counts like a LOOKUP's, FORGET following, but only if it was packed: Add
+/// says which. A name the kernel would refuse is skipped, its lookup never sent. An entry with
+/// node id 0 gives the name only.
 class DirPlusReply : public DirListingReply {
  public:
   /// What Add did with an entry.

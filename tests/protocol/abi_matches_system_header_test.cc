@@ -6,6 +6,7 @@
 #include <linux/ioctl.h>
 
 #include <cstddef>
+#include <optional>
 
 #include "ringfuse/opcode.h"
 #include "ringfuse/wire.h"
@@ -277,6 +278,16 @@ TEST(AbiMatchesSystemHeader, NumbersAgree) {
   EXPECT_EQ(wire::init_flag::kMaxPages, FUSE_MAX_PAGES);
   EXPECT_EQ(wire::init_flag::kCacheSymlinks, FUSE_CACHE_SYMLINKS);
   EXPECT_EQ(wire::init_flag::kHandleKillprivV2, FUSE_HANDLE_KILLPRIV_V2);
+}
+
+// Every opcode the system header defines existed by its minor: the list's `since` is no later.
+TEST(AbiMatchesSystemHeader, OpcodesOfTheSystemHeaderAreNoNewerThanItsMinor) {
+  for (uint32_t number = 1; number <= FUSE_TMPFILE; ++number) {
+    const std::optional<OpcodeInfo> info = LookupOpcode(number);
+    if (info) {
+      EXPECT_LE(info->since_minor, uint32_t{FUSE_KERNEL_MINOR_VERSION}) << info->name;
+    }
+  }
 }
 
 TEST(AbiMatchesSystemHeader, IoctlNumbersFollowTheKernelsEncoding) {
