@@ -15,13 +15,11 @@
 #include "base/errno_status.h"
 #include "ringfuse/log.h"
 #include "transport/ring.h"
+#include "transport/unique_ranges.h"
 
 namespace ringfuse {
 namespace {
 
-// Notify uniques live far above the kernel's request uniques (a counter from 0 in steps of 2),
-// keep bit 0 clear (it marks INTERRUPT) and bit 63 clear (it marks RESEND).
-constexpr uint64_t kFirstNotifyUnique = uint64_t{1} << 62;
 constexpr unsigned kRingEntries = 256;
 
 std::vector<iovec> ToIovecs(const Notification& notification) {
@@ -60,7 +58,7 @@ struct Notifier::State {
 
   std::mutex retrieve_mutex;
   std::condition_variable retrieve_answered;
-  uint64_t next_notify_unique = kFirstNotifyUnique;
+  uint64_t next_notify_unique = internal::kFirstNotifyUnique;  // unique_ranges.h
   std::map<uint64_t, Waiter> waiters;
 };
 

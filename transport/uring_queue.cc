@@ -14,6 +14,7 @@
 #include "ringfuse/log.h"
 #include "ringfuse/notify.h"
 #include "transport/cpus.h"
+#include "transport/unique_ranges.h"
 
 namespace ringfuse::internal {
 namespace {
@@ -21,14 +22,6 @@ constexpr int kRingFileIndex = 0;
 
 // How long a stalled queue (see UringQueue::Stalled) waits for a commit before it makes one.
 constexpr long kStallNanoseconds = 1'000'000;
-
-// The uniques of the queues' own RETRIEVE notifications (UringQueue::Pump), each queue's its
-// own: bits 62 and 61 set, far above the kernel's request uniques and the Notifier's (from
-// 1 << 62 in steps of 2), bit 0 clear (it marks INTERRUPT), bit 63 clear (RESEND).
-constexpr uint64_t kPumpUniques = (uint64_t{1} << 62) | (uint64_t{1} << 61);
-constexpr int kPumpQueueShift = 40;
-
-bool IsPumpUnique(uint64_t unique) { return (unique >> 61) == (kPumpUniques >> 61); }
 
 }  // namespace
 
