@@ -1,8 +1,11 @@
 # The libraries built from ringfuse_objects:
 # - ringfuse_shared (libringfuse.so) and ringfuse_static (libringfuse.a): what is installed;
 #   their users see include/ringfuse/ only. ringfuse::ringfuse is the shared one.
-# - ringfuse_internal: the static library plus the internal headers (protocol/, transport/),
-#   for the daemon, the tools and the tests, which are built here and may reach inside.
+# - ringfuse_programs: the static library for the daemon and the tools, which build on the public
+#   headers plus base/ and their own code (scripts/check_includes checks they include nothing
+#   else); the source root is on their include path for those.
+# - ringfuse_internal: the static library plus the internal headers (protocol/, transport/) and
+#   what they need, for the tests, which may reach inside.
 configure_file(${PROJECT_SOURCE_DIR}/include/ringfuse/version.h.in
                ${PROJECT_BINARY_DIR}/include/ringfuse/version.h @ONLY)
 
@@ -30,3 +33,7 @@ add_library(ringfuse::ringfuse_static ALIAS ringfuse_static)
 add_library(ringfuse_internal INTERFACE)
 target_include_directories(ringfuse_internal INTERFACE ${PROJECT_SOURCE_DIR})
 target_link_libraries(ringfuse_internal INTERFACE ringfuse_static ${ringfuse_private_dependencies})
+
+add_library(ringfuse_programs INTERFACE)
+target_include_directories(ringfuse_programs INTERFACE ${PROJECT_SOURCE_DIR})
+target_link_libraries(ringfuse_programs INTERFACE ringfuse_static Threads::Threads)

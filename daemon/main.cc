@@ -18,20 +18,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/errno_status.h"
-#include "daemon/change_journal.h"
-#include "daemon/control_commands.h"
-#include "daemon/control_socket.h"
-#include "daemon/credentials.h"
+#include "daemon/access/credentials.h"
+#include "daemon/control/control_commands.h"
+#include "daemon/control/control_socket.h"
+#include "daemon/crash/kept_state.h"
 #include "daemon/debug_tracer.h"
 #include "daemon/detach.h"
-#include "daemon/handover_state.h"
-#include "daemon/mutex_mode.h"
-#include "daemon/node_journal.h"
-#include "daemon/open_file_journal.h"
+#include "daemon/fs/passthrough_fs.h"
+#include "daemon/handover/handover_state.h"
+#include "daemon/handover/restart.h"
+#include "daemon/inodes/mutex_mode.h"
 #include "daemon/options.h"
-#include "daemon/passthrough_fs.h"
-#include "daemon/restart.h"
-#include "daemon/revisions.h"
+#include "daemon/revisions/revisions.h"
 #include "daemon/session_options.h"
 #include "daemon/test_hooks.h"
 #include "ringfuse/json_trace.h"
@@ -78,7 +76,7 @@ void RaiseFdLimit() {
 // one that cannot read its callers' groups refuses more than the kernel would (credentials.h).
 absl::Status CheckCallerIdentity(const DaemonOptions& options, std::string_view program) {
   if (CanActAsCallers()) {
-    if (options.allow_other && !ProcNamesRequestPids()) {
+    if (options.mount.allow_other && !ProcNamesRequestPids()) {
       std::fprintf(stderr,
                    "%s: /proc counts pids in another pid namespace than this daemon's: other "
                    "users' supplementary groups cannot be read, so an access that a group could "
@@ -88,7 +86,7 @@ absl::Status CheckCallerIdentity(const DaemonOptions& options, std::string_view 
     }
     return absl::OkStatus();
   }
-  if (options.allow_other && !options.default_permissions) {
+  if (options.mount.allow_other && !options.mount.default_permissions) {
     return absl::FailedPreconditionError(
         "without CAP_SETUID and CAP_SETGID every operation is made as this daemon's user, so -o "
         "allow_other needs -o default_permissions for the kernel to check the other users");
@@ -127,37 +125,11 @@ absl::StatusOr<Served> OpenServed(const DaemonOptions& options) {
   return served;
 }
 
-// What a kept daemon in passthrough mode writes where its crash cannot reach, for the daemon the
-// keeper starts next: its open files, its nodes and its changes, in the keeper's fds in that
-// order (a keeper started by an older ringfused keeps no changes).
-struct Journals {
-  std::unique_ptr<OpenFileJournal> open_files;
-  std::unique_ptr<NodeJournal> nodes;
-  std::unique_ptr<ChangeJournal> changes;
-
-  absl::Status Create(PassthroughFs& fs, std::vector<int>& kept_fds) {
-    absl::StatusOr<std::unique_ptr<OpenFileJournal>> files = OpenFileJournal::Create();
-    if (!files.ok()) return files.status();
-    absl::StatusOr<std::unique_ptr<NodeJournal>> made = NodeJournal::Create();
-    if (!made.ok()) return made.status();
-    absl::StatusOr<std::unique_ptr<ChangeJournal>> journal = ChangeJournal::Create();
-    if (!journal.ok()) return journal.status();
-    open_files = std::move(*files);
-    nodes = std::move(*made);
-    changes = std::move(*journal);
-    fs.KeepOpenFilesIn(open_files.get());
-    fs.inodes().RecordNodesIn(nodes.get());
-    fs.KeepChangesIn(changes.get(), {});
-    kept_fds = {open_files->fd(), nodes->fd(), changes->fd()};
-    return absl::OkStatus();
-  }
-};
-
 // Everything that lives while the mount is served, torn down in reverse order.
 struct Running {
   DebugTracer tracer;
   std::unique_ptr<JsonTraceWriter> trace;
-  Journals journals;  // a kept daemon's, in passthrough mode
+  KeptState kept_state;  // a kept daemon's journals, in passthrough mode
   std::unique_ptr<PassthroughFs> fs;
   std::unique_ptr<Session> session;
   std::unique_ptr<Publisher> publisher;
@@ -250,58 +222,15 @@ absl::Status RestoreInherited(HandoverPayload payload, PassthroughFs& fs, Inheri
   return absl::OkStatus();
 }
 
-// A kept daemon started again after a crash: the revision last published (the keeper's note),
-// node ids and fh values of its own, and, from the journals the keeper kept, the dead daemon's
-// nodes and open files. With every node back, the names the kernel cached are still valid.
+// A kept daemon started again after a crash: node ids, fh values and, journaled, the dead
+// daemon's nodes and open files (KeptState), and the revision last published (the keeper's
+// note).
 absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, PassthroughFs& fs,
                                             Served& served, Inherited& inherited,
-                                            Journals& journals) {
+                                            KeptState& kept_state) {
   StopTestHangs();
-  std::vector<base::UniqueFd> kept;
-  for (int fd : crash.fds) kept.emplace_back(fd);
-  if (absl::Status continued = fs.ContinueAfterCrash(crash.incarnation); !continued.ok()) {
-    return continued;
-  }
-  Recovered recovered;
-  if (journals.open_files != nullptr) {
-    if (kept.size() != 2 && kept.size() != 3) {
-      return absl::DataLossError("the keeper did not keep the journals");
-    }
-    if (kept.size() == 3) {
-      absl::StatusOr<std::unique_ptr<ChangeJournal>> changes =
-          ChangeJournal::Adopt(std::move(kept[2]));
-      if (!changes.ok()) return changes.status();
-      fs.KeepChangesIn(changes->get(), (*changes)->Recover());
-      journals.changes = std::move(*changes);
-    } else {
-      fs.KeepChangesIn(nullptr, {});
-      journals.changes.reset();
-      LogLine(LogLevel::kWarning,
-              "the keeper holds no change journal (an older ringfused started it): a change "
-              "the dead daemon made and did not answer is made again");
-    }
-    absl::StatusOr<std::unique_ptr<NodeJournal>> nodes = NodeJournal::Adopt(std::move(kept[1]));
-    if (!nodes.ok()) return nodes.status();
-    NodeJournal::Recovery recovery = (*nodes)->Recover();
-    const size_t recorded = recovery.nodes.size();
-    if (absl::Status restored = fs.inodes().RestoreRecorded(std::move(recovery.nodes));
-        !restored.ok()) {
-      return restored;
-    }
-    fs.inodes().RecordNodesIn(nodes->get());  // before the journal it replaces goes
-    journals.nodes = std::move(*nodes);
-    recovered.names_still_valid = recovery.complete;
-    absl::StatusOr<std::unique_ptr<OpenFileJournal>> files =
-        OpenFileJournal::Adopt(std::move(kept[0]));
-    if (!files.ok()) return files.status();
-    fs.KeepOpenFilesIn(files->get());
-    journals.open_files = std::move(*files);
-    const size_t reopened = fs.ReopenAfterCrash(*journals.open_files);
-    LogLine(LogLevel::kInfo,
-            absl::StrCat("recovered ", recorded, " nodes",
-                         recovery.complete ? "" : " (not all: every name is looked up again)",
-                         " and reopened ", reopened, " files open at the crash"));
-  }
+  absl::StatusOr<Recovered> recovered = kept_state.Recover(crash, fs);
+  if (!recovered.ok()) return recovered.status();
   if (served.repo && !crash.note.empty() && crash.note != inherited.revision) {
     absl::StatusOr<base::UniqueFd> root = served.repo->OpenRevision(crash.note);
     if (!root.ok()) return root.status();
@@ -316,18 +245,18 @@ absl::StatusOr<Recovered> RecoverAfterCrash(const CrashRecovery& crash, Passthro
 absl::StatusOr<std::unique_ptr<Session>> StartSession(const SessionOptions& session_options,
                                                       const DaemonOptions& options,
                                                       PassthroughFs& fs, Served& served,
-                                                      Inherited& inherited, Journals& journals) {
+                                                      Inherited& inherited, KeptState& kept_state) {
   if (options.keeper_fd >= 0) {
-    // Journaled in passthrough mode, where clients write; revisions are read-only, and a crash
-    // there looks every name up again.
-    std::vector<int> kept_fds;
+    std::vector<int> kept_fds;  // journals in passthrough mode only (kept_state.h)
     if (options.mode == Mode::kPassthrough) {
-      if (absl::Status created = journals.Create(fs, kept_fds); !created.ok()) return created;
+      absl::StatusOr<std::vector<int>> journals = kept_state.Journal(fs);
+      if (!journals.ok()) return journals.status();
+      kept_fds = std::move(*journals);
     }
     return Session::StartKept(
         options.keeper_fd, session_options, fs,
         [&](const CrashRecovery& crash) {
-          return RecoverAfterCrash(crash, fs, served, inherited, journals);
+          return RecoverAfterCrash(crash, fs, served, inherited, kept_state);
         },
         kept_fds);
   }
@@ -366,7 +295,7 @@ absl::Status Start(Running& running, const DaemonOptions& options, base::UniqueF
   }
   Inherited inherited{served->revision, {}};
   absl::StatusOr<std::unique_ptr<Session>> session =
-      StartSession(session_options, options, *running.fs, *served, inherited, running.journals);
+      StartSession(session_options, options, *running.fs, *served, inherited, running.kept_state);
   if (!session.ok()) return session.status();
   running.session = std::move(*session);
   running.fs->SetNotifier(&running.session->notifier());
@@ -532,9 +461,9 @@ int main(int argc, char** argv) {
   // paused until this very process serves it. So would a kept daemon started after a crash,
   // which learns that only from its keeper: mounting resolves the path itself.
   if (options->keeper_fd >= 0) {
-    options->mountpoint = Lexically(options->mountpoint);
+    options->mount.mountpoint = Lexically(options->mount.mountpoint);
   } else if (options->takeover_fd < 0) {
-    paths.emplace_back(&options->mountpoint, "mountpoint");
+    paths.emplace_back(&options->mount.mountpoint, "mountpoint");
   }
   for (auto [path, what] : paths) {
     if (absl::Status status = MakeAbsolute(*path, what); !status.ok()) {

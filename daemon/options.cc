@@ -47,32 +47,32 @@ struct FlagOption {
 // Every -o option without a value. mount(8) and mount.fuse3 pass on the generic ones, from the
 // command line or an fstab line.
 constexpr FlagOption kFlagOptions[] = {
-    {"allow_other", [](DaemonOptions& o) { o.allow_other = true; }},
-    {"default_permissions", [](DaemonOptions& o) { o.default_permissions = true; }},
+    {"allow_other", [](DaemonOptions& o) { o.mount.allow_other = true; }},
+    {"default_permissions", [](DaemonOptions& o) { o.mount.default_permissions = true; }},
     {"writeback_cache", [](DaemonOptions& o) { o.writeback_cache = true; }},
     {"keep_cache", [](DaemonOptions& o) { o.keep_cache = true; }},
     {"passthrough", [](DaemonOptions& o) { o.passthrough = true; }},
-    {"auto_unmount", [](DaemonOptions& o) { o.auto_unmount = true; }},
-    {"sync_init", [](DaemonOptions& o) { o.sync_init = true; }},
-    {"ro", [](DaemonOptions& o) { o.read_only = true; }},
-    {"rw", [](DaemonOptions& o) { o.read_only = false; }},
-    {"suid", [](DaemonOptions& o) { o.mount_flags.nosuid = false; }},
-    {"nosuid", [](DaemonOptions& o) { o.mount_flags.nosuid = true; }},
-    {"dev", [](DaemonOptions& o) { o.mount_flags.nodev = false; }},
-    {"nodev", [](DaemonOptions& o) { o.mount_flags.nodev = true; }},
-    {"exec", [](DaemonOptions& o) { o.mount_flags.noexec = false; }},
-    {"noexec", [](DaemonOptions& o) { o.mount_flags.noexec = true; }},
+    {"auto_unmount", [](DaemonOptions& o) { o.mount.auto_unmount = true; }},
+    {"sync_init", [](DaemonOptions& o) { o.mount.sync_init = true; }},
+    {"ro", [](DaemonOptions& o) { o.mount.read_only = true; }},
+    {"rw", [](DaemonOptions& o) { o.mount.read_only = false; }},
+    {"suid", [](DaemonOptions& o) { o.mount.flags.nosuid = false; }},
+    {"nosuid", [](DaemonOptions& o) { o.mount.flags.nosuid = true; }},
+    {"dev", [](DaemonOptions& o) { o.mount.flags.nodev = false; }},
+    {"nodev", [](DaemonOptions& o) { o.mount.flags.nodev = true; }},
+    {"exec", [](DaemonOptions& o) { o.mount.flags.noexec = false; }},
+    {"noexec", [](DaemonOptions& o) { o.mount.flags.noexec = true; }},
     // atime and nostrictatime undo noatime and strictatime: back to the kernel's relatime.
-    {"atime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kRelative; }},
-    {"relatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kRelative; }},
-    {"nostrictatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kRelative; }},
-    {"noatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kNever; }},
-    {"strictatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kEvery; }},
-    {"norelatime", [](DaemonOptions& o) { o.mount_flags.atime = AtimeUpdate::kEvery; }},
-    {"diratime", [](DaemonOptions& o) { o.mount_flags.nodiratime = false; }},
-    {"nodiratime", [](DaemonOptions& o) { o.mount_flags.nodiratime = true; }},
-    {"lazytime", [](DaemonOptions& o) { o.mount_flags.lazytime = true; }},
-    {"nolazytime", [](DaemonOptions& o) { o.mount_flags.lazytime = false; }},
+    {"atime", [](DaemonOptions& o) { o.mount.flags.atime = AtimeUpdate::kRelative; }},
+    {"relatime", [](DaemonOptions& o) { o.mount.flags.atime = AtimeUpdate::kRelative; }},
+    {"nostrictatime", [](DaemonOptions& o) { o.mount.flags.atime = AtimeUpdate::kRelative; }},
+    {"noatime", [](DaemonOptions& o) { o.mount.flags.atime = AtimeUpdate::kNever; }},
+    {"strictatime", [](DaemonOptions& o) { o.mount.flags.atime = AtimeUpdate::kEvery; }},
+    {"norelatime", [](DaemonOptions& o) { o.mount.flags.atime = AtimeUpdate::kEvery; }},
+    {"diratime", [](DaemonOptions& o) { o.mount.flags.nodiratime = false; }},
+    {"nodiratime", [](DaemonOptions& o) { o.mount.flags.nodiratime = true; }},
+    {"lazytime", [](DaemonOptions& o) { o.mount.flags.lazytime = true; }},
+    {"nolazytime", [](DaemonOptions& o) { o.mount.flags.lazytime = false; }},
     // mount(8)'s own, about when and by whom to mount: nothing for the filesystem to do.
     {"defaults", [](DaemonOptions&) {}},
     {"auto", [](DaemonOptions&) {}},
@@ -115,7 +115,7 @@ absl::Status ApplyValueOption(std::string_view name, std::string_view value,
   }
   if (name == "fsname" || name == "subtype") {
     if (value.empty()) return Bad(absl::StrFormat("-o %s needs a name", name));
-    (name == "fsname" ? options.fsname : options.subtype) = std::string(value);
+    (name == "fsname" ? options.mount.fsname : options.mount.subtype) = std::string(value);
     return absl::OkStatus();
   }
   if (IsOthersNote(name)) return absl::OkStatus();
@@ -222,7 +222,8 @@ absl::Status ApplyOption(int code, std::string_view value, DaemonOptions& option
       absl::StatusOr<int> count =
           ParseCount(absl::StrFormat("--%s", LongName(code)), value, queue_depth ? 4096 : 1024);
       if (!count.ok()) return count.status();
-      (queue_depth ? options.queue_depth : options.threads) = *count;
+      (queue_depth ? options.transport_options.queue_depth : options.transport_options.workers) =
+          *count;
       return absl::OkStatus();
     }
     default: return absl::InternalError(absl::StrFormat("option code %d has no handler", code));
@@ -290,7 +291,7 @@ absl::Status CheckPositionals(const std::vector<std::string>& positionals, Daemo
         "without drop_privileges");
   }
   options.source = std::string(positionals[0]);
-  options.mountpoint = std::string(positionals[1]);
+  options.mount.mountpoint = std::string(positionals[1]);
   return absl::OkStatus();
 }
 
@@ -312,14 +313,14 @@ absl::StatusOr<DaemonOptions> ParseDaemonArgs(std::span<const std::string_view> 
         "-o passthrough and -o writeback_cache cannot be combined: the kernel serves "
         "passthrough files without its page cache");
   }
-  if (options.sync_init && options.auto_unmount) {
+  if (options.mount.sync_init && options.mount.auto_unmount) {
     return Bad(
         "-o sync_init and -o auto_unmount cannot be combined: auto_unmount mounts through "
         "fusermount3, which mounts before the daemon could answer INIT");
   }
   if (options.mode == Mode::kRevisions) {
     // A node id's content never changes there, so its pages may outlive every open.
-    options.read_only = options.keep_cache = true;
+    options.mount.read_only = options.keep_cache = true;
   }
   if (options.debug && !options.trace.empty()) return Bad("-d and --trace cannot be combined");
   if (!options.revision.empty() && options.mode != Mode::kRevisions) {

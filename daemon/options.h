@@ -10,7 +10,7 @@
 // (nosuid, noexec, noatime, _netdev, noauto...) among the -o ones. Revisions mode caches names,
 // attributes and missing names for a day unless told otherwise, as revisioned deployments run: a
 // publish invalidates, not a timeout.
-// ringfuse-ctl restart starts its successor with --takeover-fd=N (daemon/restart.h).
+// ringfuse-ctl restart starts its successor with --takeover-fd=N (daemon/handover/restart.h).
 #pragma once
 
 #include <cstdint>
@@ -30,27 +30,31 @@ enum class Mode { kPassthrough, kRevisions };
 
 inline constexpr Timeout kRevisionsTimeout{86400, 0};
 
+// The library's mount defaults, but for the source column (empty: SOURCE) and the subtype.
+inline MountOptions DaemonMount() {
+  MountOptions mount;
+  mount.fsname.clear();
+  mount.subtype = "ringfused";
+  return mount;
+}
+
 struct DaemonOptions {
   Mode mode = Mode::kPassthrough;
   std::string source;  // SOURCE directory, or REPO of revision directories
-  std::string mountpoint;
 
-  // -o options.
+  // What to mount and how: the mountpoint, and the -o options that are the mount's
+  // (allow_other, default_permissions, ro, fsname, subtype, the generic flags, auto_unmount,
+  // sync_init). An empty fsname shows SOURCE. Read-only in revisions mode, always.
+  MountOptions mount = DaemonMount();
+
+  // The -o options that are the daemon's.
   Timeout entry_timeout{1, 0};
   Timeout attr_timeout{1, 0};
   Timeout negative_timeout{0, 0};
   bool cache = true;  // cache=off: no page cache (direct I/O), zero timeouts
   bool writeback_cache = false;
   bool keep_cache = false;
-  bool allow_other = false;
-  bool default_permissions = false;
-  bool read_only = false;             // always true in revisions mode
-  bool passthrough = false;           // kernel passthrough (FUSE_DEV_IOC_BACKING_OPEN)
-  MountFlags mount_flags;             // nosuid, nodev, noexec, the atime family...
-  std::string fsname;                 // the source column of /proc/mounts; empty: SOURCE
-  std::string subtype = "ringfused";  // the type column shows fuse.<subtype>
-  bool auto_unmount = false;          // fusermount3 unmounts once the daemon dies, even by SIGKILL
-  bool sync_init = false;             // INIT is answered before mount() returns (Linux 6.18+)
+  bool passthrough = false;  // kernel passthrough (FUSE_DEV_IOC_BACKING_OPEN)
   // Seconds after which the kernel aborts the connection if a request is still unanswered
   // (FUSE_REQUEST_TIMEOUT); 0: never.
   int request_timeout = 0;
@@ -58,12 +62,11 @@ struct DaemonOptions {
   std::string revision;  // --revision: the revision served first; empty: the newest in REPO
 
   TransportKind transport = TransportKind::kAuto;
-  int queue_depth = 0;      // 0: the transport's default
-  int threads = 0;          // 0: one per online CPU
-  bool foreground = false;  // -f
-  bool debug = false;       // -d: every request and reply on one line; implies -f
-  std::string trace;        // --trace=FILE: every request and reply as JSON lines in FILE
-  bool help = false;        // -h, --help: print Usage() and exit 0
+  TransportOptions transport_options;  // --queue-depth, --threads (workers)
+  bool foreground = false;             // -f
+  bool debug = false;                  // -d: every request and reply on one line; implies -f
+  std::string trace;  // --trace=FILE: every request and reply as JSON lines in FILE
+  bool help = false;  // -h, --help: print Usage() and exit 0
   // --takeover-fd=N: started by `ringfuse-ctl restart`, serve the mount the daemon at the other
   // end of unix socket N hands over instead of mounting; -1: mount.
   int takeover_fd = -1;

@@ -28,18 +28,11 @@ constexpr uint64_t kEveryModeFlags =
 
 SessionOptions MakeSessionOptions(const DaemonOptions& options) {
   SessionOptions session;
-  session.mount.mountpoint = options.mountpoint;
-  session.mount.fsname = options.fsname.empty() ? options.source : options.fsname;
-  session.mount.subtype = options.subtype;
-  session.mount.flags = options.mount_flags;
-  session.mount.auto_unmount = options.auto_unmount;
-  session.mount.sync_init = options.sync_init;
-  session.mount.allow_other = options.allow_other;
-  session.mount.default_permissions = options.default_permissions;
-  session.mount.read_only = options.read_only || options.mode == Mode::kRevisions;
+  session.mount = options.mount;
+  if (session.mount.fsname.empty()) session.mount.fsname = options.source;
+  session.mount.read_only = options.mount.read_only || options.mode == Mode::kRevisions;
   session.transport = options.transport;
-  session.transport_options.queue_depth = options.queue_depth;
-  session.transport_options.workers = options.threads;
+  session.transport_options = options.transport_options;
 
   uint64_t& wishes = session.init.flags;
   wishes |= kEveryModeFlags;

@@ -107,7 +107,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "base/uring_switch.h"
-#include "daemon/invalidation.h"
+#include "daemon/revisions/invalidation.h"
 #include "ringfuse/transport_options.h"
 #include "tools/bench_daemon.h"
 #include "tools/bench_handover.h"

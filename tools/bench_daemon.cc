@@ -24,7 +24,7 @@
 #include "base/errno_status.h"
 #include "base/fd.h"
 #include "base/wait_status.h"
-#include "daemon/control_socket.h"
+#include "daemon/control/control_socket.h"
 #include "tools/bench_child.h"
 #include "tools/bench_system.h"
 

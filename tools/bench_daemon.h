@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "daemon/control_commands.h"
+#include "daemon/control/control_commands.h"
 
 namespace ringfuse::tools {
 

@@ -7,8 +7,9 @@
 //
 // publish returns once the daemon serves REV and the kernel has taken the invalidation, and
 // prints how long that took and how much of the kernel's cache it concerned. restart returns once
-// a new ringfused serves the mount in place of the old one, which exits (daemon/restart.h).
-// supervise runs PROGRAM (ringfused) kept, and starts it again after a crash (tools/supervise.h).
+// a new ringfused serves the mount in place of the old one, which exits
+// (daemon/handover/restart.h). supervise runs PROGRAM (ringfused) kept, and starts it again after a
+// crash (tools/supervise.h).
 #include <stdlib.h>
 
 #include <cerrno>
@@ -24,8 +25,8 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
-#include "daemon/control_commands.h"
-#include "daemon/control_socket.h"
+#include "daemon/control/control_commands.h"
+#include "daemon/control/control_socket.h"
 #include "tools/supervise.h"
 
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/mutex_mode.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/fs/passthrough_fs.h"
+#include "daemon/inodes/mutex_mode.h"
 #include "tools/bench_system.h"
 #include "tools/stress_kernel.h"
 #include "tools/stress_loop.h"

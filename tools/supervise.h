@@ -9,7 +9,7 @@
 // to the daemon, which unmounts and exits.
 #pragma once
 
-#include "daemon/spawn.h"
+#include "daemon/handover/spawn.h"
 
 namespace ringfuse::tools {
 

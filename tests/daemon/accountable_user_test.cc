@@ -1,6 +1,6 @@
 // Whom the daemon charges a caller to: real processes in the daemon's user namespace and in
 // namespaces an ordinary user made, as a rootless container's.
-#include "daemon/accountable_user.h"
+#include "daemon/access/accountable_user.h"
 
 #include <unistd.h>
 

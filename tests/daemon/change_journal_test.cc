@@ -3,7 +3,7 @@
 // record of each; records stay for the process after that, and the oldest give way once the
 // ring is full, never one still in progress; a record torn by a crash is skipped; a memfd that
 // is no journal is refused.
-#include "daemon/change_journal.h"
+#include "daemon/crash/change_journal.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

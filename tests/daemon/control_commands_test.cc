@@ -1,6 +1,6 @@
 // The control socket's request lines, parsed without a daemon: what each asks for, and that a
 // refusal says why in one printable line (it goes back to the client as "error MESSAGE").
-#include "daemon/control_commands.h"
+#include "daemon/control/control_commands.h"
 
 #include <string>
 

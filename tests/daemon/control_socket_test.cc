@@ -1,6 +1,6 @@
 // The control socket without a mount: a request and its reply, a socket left by a daemon that
 // died, a second daemon for the same device, a directory others could write, a silent client.
-#include "daemon/control_socket.h"
+#include "daemon/control/control_socket.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>

@@ -9,9 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "daemon/node_journal.h"
-#include "daemon/open_file_journal.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/crash/node_journal.h"
+#include "daemon/crash/open_file_journal.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
 

@@ -1,7 +1,7 @@
 // What the kernel does to a thread's capabilities when its fsuid changes, that ActAsCaller
 // changes only the calling thread, empties its effective capabilities for the call, and refuses
 // where a switch did not take.
-#include "daemon/credentials.h"
+#include "daemon/access/credentials.h"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -1,5 +1,5 @@
 // fd_room.h: an open that finds no fd free asks the lenders for some and is made again.
-#include "daemon/fd_room.h"
+#include "daemon/inodes/fd_room.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "gtest/gtest.h"
 #include "ringfuse/protocol/reply_channel.h"
 #include "tests/daemon/test_files.h"

@@ -1,6 +1,6 @@
 // Which inodes a caller whose groups are not all known is refused on: where a group it might be
-// in could take from it what "other" grants (daemon/group_denial.h).
-#include "daemon/group_denial.h"
+// in could take from it what "other" grants (daemon/access/group_denial.h).
+#include "daemon/access/group_denial.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

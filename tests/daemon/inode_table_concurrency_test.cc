@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/credentials.h"
-#include "daemon/inode_table.h"
-#include "daemon/mutex_mode.h"
+#include "daemon/access/credentials.h"
+#include "daemon/inodes/inode_table.h"
+#include "daemon/inodes/mutex_mode.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
 

@@ -1,4 +1,4 @@
-#include "daemon/inode_table.h"
+#include "daemon/inodes/inode_table.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
-#include "daemon/credentials.h"
+#include "daemon/access/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
 

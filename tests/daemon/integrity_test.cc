@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/integrity_exerciser.h"

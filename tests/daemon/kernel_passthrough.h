@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
 #include "ringfuse/wire.h"

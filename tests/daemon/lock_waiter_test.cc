@@ -1,5 +1,5 @@
 // LockWaiter: waits answered when their attempt is done, and INTERRUPT wherever it falls.
-#include "daemon/lock_waiter.h"
+#include "daemon/locks/lock_waiter.h"
 
 #include <unistd.h>
 

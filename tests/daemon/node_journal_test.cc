@@ -2,7 +2,7 @@
 // records are what the next finds through its own copy of the memfd, dropped nodes gone; a node
 // that could not be recorded makes the recovery incomplete while it lives; and an inode table fed
 // by the journal comes back after a "crash" with the same node ids, reaching the same inodes.
-#include "daemon/node_journal.h"
+#include "daemon/crash/node_journal.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/inode_table.h"
+#include "daemon/inodes/inode_table.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"

@@ -2,7 +2,7 @@
 // (the one after a crash) finds through its own copy of the memfd, released files gone; a record
 // torn by a crash in the middle of it is skipped; what cannot be recorded is not; a memfd that is
 // no journal is refused.
-#include "daemon/open_file_journal.h"
+#include "daemon/crash/open_file_journal.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -26,10 +26,10 @@ TEST(DaemonOptions, SourceAndMountpointWithDefaults) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->mode, Mode::kPassthrough);
   EXPECT_EQ(parsed->source, "/src");
-  EXPECT_EQ(parsed->mountpoint, "/mnt");
+  EXPECT_EQ(parsed->mount.mountpoint, "/mnt");
   EXPECT_EQ(parsed->entry_timeout.seconds, 1u);
   EXPECT_EQ(parsed->transport, TransportKind::kAuto);
-  EXPECT_FALSE(parsed->read_only);
+  EXPECT_FALSE(parsed->mount.read_only);
   EXPECT_FALSE(parsed->foreground);
 }
 
@@ -38,8 +38,8 @@ TEST(DaemonOptions, MountOptionsInOneOrSeveralLists) {
       Parse({"-o", "allow_other,default_permissions,entry_timeout=2.5", "/src",
              "-oattr_timeout=3600,negative_timeout=0.001", "/mnt", "-o", "keep_cache,passthrough"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_TRUE(parsed->allow_other);
-  EXPECT_TRUE(parsed->default_permissions);
+  EXPECT_TRUE(parsed->mount.allow_other);
+  EXPECT_TRUE(parsed->mount.default_permissions);
   EXPECT_EQ(parsed->entry_timeout.seconds, 2u);
   EXPECT_EQ(parsed->entry_timeout.nanoseconds, 500'000'000u);
   EXPECT_EQ(parsed->attr_timeout.seconds, 3600u);
@@ -82,7 +82,7 @@ TEST(DaemonOptions, RevisionsModeIsReadOnly) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->mode, Mode::kRevisions);
   EXPECT_EQ(parsed->source, "/repo");
-  EXPECT_TRUE(parsed->read_only);
+  EXPECT_TRUE(parsed->mount.read_only);
 }
 
 TEST(DaemonOptions, TransportQueueDepthAndThreadsInBothSpellings) {
@@ -90,8 +90,8 @@ TEST(DaemonOptions, TransportQueueDepthAndThreadsInBothSpellings) {
       Parse({"--transport=uring-cmd", "--queue-depth", "16", "--threads=3", "/s", "/m"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->transport, TransportKind::kUringCmd);
-  EXPECT_EQ(parsed->queue_depth, 16);
-  EXPECT_EQ(parsed->threads, 3);
+  EXPECT_EQ(parsed->transport_options.queue_depth, 16);
+  EXPECT_EQ(parsed->transport_options.workers, 3);
 }
 
 TEST(DaemonOptions, TakeoverFdIsASocketNumberAndMountsNothingByDefault) {
@@ -150,24 +150,24 @@ TEST(DaemonOptions, TakesTheArgumentsMountFuse3Passes) {
       Parse({"/src", "/mnt", "-o", "rw,allow_other,dev,suid"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->source, "/src");
-  EXPECT_EQ(parsed->mountpoint, "/mnt");
-  EXPECT_TRUE(parsed->allow_other);
-  EXPECT_FALSE(parsed->read_only);
-  EXPECT_FALSE(parsed->mount_flags.nodev);
-  EXPECT_FALSE(parsed->mount_flags.nosuid);
+  EXPECT_EQ(parsed->mount.mountpoint, "/mnt");
+  EXPECT_TRUE(parsed->mount.allow_other);
+  EXPECT_FALSE(parsed->mount.read_only);
+  EXPECT_FALSE(parsed->mount.flags.nodev);
+  EXPECT_FALSE(parsed->mount.flags.nosuid);
 }
 
 TEST(DaemonOptions, OptionsMayFollowThePathsAndDoubleDashEndsThem) {
   const absl::StatusOr<DaemonOptions> parsed = Parse({"/s", "/m", "-f", "--threads=2"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->foreground);
-  EXPECT_EQ(parsed->threads, 2);
+  EXPECT_EQ(parsed->transport_options.workers, 2);
   ::setenv("POSIXLY_CORRECT", "1", 1);  // would stop getopt's scan at the first path
   const absl::StatusOr<DaemonOptions> posix = Parse({"/s", "/m", "-o", "ro"});
   ::unsetenv("POSIXLY_CORRECT");
   ASSERT_TRUE(posix.ok()) << posix.status();
-  EXPECT_TRUE(posix->read_only);
-  EXPECT_EQ(posix->mountpoint, "/m");
+  EXPECT_TRUE(posix->mount.read_only);
+  EXPECT_EQ(posix->mount.mountpoint, "/m");
   const absl::StatusOr<DaemonOptions> dashed = Parse({"-f", "--", "-s", "/m"});
   ASSERT_TRUE(dashed.ok()) << dashed.status();
   EXPECT_EQ(dashed->source, "-s");
@@ -176,19 +176,19 @@ TEST(DaemonOptions, OptionsMayFollowThePathsAndDoubleDashEndsThem) {
 TEST(DaemonOptions, GenericMountOptionsBecomeMountFlags) {
   const absl::StatusOr<DaemonOptions> defaults = Parse({"/s", "/m"});
   ASSERT_TRUE(defaults.ok()) << defaults.status();
-  EXPECT_TRUE(defaults->mount_flags.nosuid) << "FUSE's defaults";
-  EXPECT_TRUE(defaults->mount_flags.nodev);
-  EXPECT_FALSE(defaults->mount_flags.noexec);
-  EXPECT_EQ(defaults->mount_flags.atime, AtimeUpdate::kRelative);
+  EXPECT_TRUE(defaults->mount.flags.nosuid) << "FUSE's defaults";
+  EXPECT_TRUE(defaults->mount.flags.nodev);
+  EXPECT_FALSE(defaults->mount.flags.noexec);
+  EXPECT_EQ(defaults->mount.flags.atime, AtimeUpdate::kRelative);
 
   const absl::StatusOr<DaemonOptions> parsed =
       Parse({"-o", "ro,nosuid,nodev,noexec,nodiratime,lazytime,noatime", "/s", "/m"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_TRUE(parsed->read_only);
-  EXPECT_TRUE(parsed->mount_flags.noexec);
-  EXPECT_TRUE(parsed->mount_flags.nodiratime);
-  EXPECT_TRUE(parsed->mount_flags.lazytime);
-  EXPECT_EQ(parsed->mount_flags.atime, AtimeUpdate::kNever);
+  EXPECT_TRUE(parsed->mount.read_only);
+  EXPECT_TRUE(parsed->mount.flags.noexec);
+  EXPECT_TRUE(parsed->mount.flags.nodiratime);
+  EXPECT_TRUE(parsed->mount.flags.lazytime);
+  EXPECT_EQ(parsed->mount.flags.atime, AtimeUpdate::kNever);
 
   for (auto [option, atime] :
        {std::pair{"strictatime", AtimeUpdate::kEvery}, std::pair{"norelatime", AtimeUpdate::kEvery},
@@ -197,14 +197,14 @@ TEST(DaemonOptions, GenericMountOptionsBecomeMountFlags) {
         std::pair{"noatime,relatime", AtimeUpdate::kRelative}}) {
     const absl::StatusOr<DaemonOptions> one = Parse({"-o", option, "/s", "/m"});
     ASSERT_TRUE(one.ok()) << option << ": " << one.status();
-    EXPECT_EQ(one->mount_flags.atime, atime) << option;
+    EXPECT_EQ(one->mount.flags.atime, atime) << option;
   }
   const absl::StatusOr<DaemonOptions> undone =
       Parse({"-o", "noexec,exec,lazytime,nolazytime,nodiratime,diratime", "/s", "/m"});
   ASSERT_TRUE(undone.ok()) << undone.status();
-  EXPECT_FALSE(undone->mount_flags.noexec);
-  EXPECT_FALSE(undone->mount_flags.lazytime);
-  EXPECT_FALSE(undone->mount_flags.nodiratime);
+  EXPECT_FALSE(undone->mount.flags.noexec);
+  EXPECT_FALSE(undone->mount.flags.lazytime);
+  EXPECT_FALSE(undone->mount.flags.nodiratime);
 }
 
 // fstab's options about when and by whom to mount, and notes for other programs, reach the daemon
@@ -217,25 +217,25 @@ TEST(DaemonOptions, MountsOwnOptionsAreAcceptedAndChangeNothing) {
              "x-systemd.automount,x-note=1,comment=backup",
              "/s", "/m"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->read_only, plain->read_only);
-  EXPECT_EQ(parsed->mount_flags.nosuid, plain->mount_flags.nosuid);
-  EXPECT_EQ(parsed->mount_flags.nodev, plain->mount_flags.nodev);
-  EXPECT_EQ(parsed->allow_other, plain->allow_other);
+  EXPECT_EQ(parsed->mount.read_only, plain->mount.read_only);
+  EXPECT_EQ(parsed->mount.flags.nosuid, plain->mount.flags.nosuid);
+  EXPECT_EQ(parsed->mount.flags.nodev, plain->mount.flags.nodev);
+  EXPECT_EQ(parsed->mount.allow_other, plain->mount.allow_other);
 }
 
 TEST(DaemonOptions, FsnameSubtypeAutoUnmountAndSyncInit) {
   const absl::StatusOr<DaemonOptions> defaults = Parse({"/s", "/m"});
-  EXPECT_EQ(defaults->fsname, "");
-  EXPECT_EQ(defaults->subtype, "ringfused");
-  EXPECT_FALSE(defaults->auto_unmount);
-  EXPECT_FALSE(defaults->sync_init);
+  EXPECT_EQ(defaults->mount.fsname, "");
+  EXPECT_EQ(defaults->mount.subtype, "ringfused");
+  EXPECT_FALSE(defaults->mount.auto_unmount);
+  EXPECT_FALSE(defaults->mount.sync_init);
   const absl::StatusOr<DaemonOptions> parsed =
       Parse({"-o", "fsname=data,subtype=backup,auto_unmount", "/s", "/m"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  EXPECT_EQ(parsed->fsname, "data");
-  EXPECT_EQ(parsed->subtype, "backup");
-  EXPECT_TRUE(parsed->auto_unmount);
-  EXPECT_TRUE(Parse({"-o", "sync_init", "/s", "/m"})->sync_init);
+  EXPECT_EQ(parsed->mount.fsname, "data");
+  EXPECT_EQ(parsed->mount.subtype, "backup");
+  EXPECT_TRUE(parsed->mount.auto_unmount);
+  EXPECT_TRUE(Parse({"-o", "sync_init", "/s", "/m"})->mount.sync_init);
   EXPECT_THAT(ErrorOf({"-o", "fsname=", "/s", "/m"}), HasSubstr("-o fsname needs a name"));
   EXPECT_THAT(ErrorOf({"-o", "sync_init,auto_unmount", "/s", "/m"}),
               HasSubstr("cannot be combined"));

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <thread>
 
-#include "daemon/passthrough_fs.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"

@@ -1,4 +1,4 @@
-// The passthrough filesystem's state across a live handover (daemon/handover_state.h): the
+// The passthrough filesystem's state across a live handover (daemon/handover/handover_state.h): the
 // kernel keeps the node ids and fh values it had, so cached names, open files and directories,
 // locks and kernel-passthrough backing ids must all mean the same to the successor. Both
 // daemons live in this process, each a PassthroughFs of the same SOURCE with its own session;
@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/handover_state.h"
+#include "daemon/handover/handover_state.h"
 #include "tests/daemon/client_load.h"
 #include "tests/daemon/kernel_passthrough.h"
 #include "tests/daemon/passthrough_fixture.h"

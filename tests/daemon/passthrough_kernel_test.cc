@@ -49,7 +49,7 @@ class KernelPassthrough : public PassthroughMountTest {
     options.source = source_;
     options.passthrough = true;
     options.cache = cache;
-    options.read_only = read_only;
+    options.mount.read_only = read_only;
     fs_ = std::make_unique<PassthroughFs>(
         base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
     SessionOptions session = MakeSessionOptions(options);

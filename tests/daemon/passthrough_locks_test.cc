@@ -254,8 +254,8 @@ class PassthroughLocks : public PassthroughMountTest {};
 
 TEST_P(PassthroughLocks, EveryPairingOfOfdAndPosixLocksIsAnsweredAsNatively) {
   DaemonOptions options;
-  options.allow_other = true;
-  options.default_permissions = true;
+  options.mount.allow_other = true;
+  options.mount.default_permissions = true;
   Mount(options);
   const std::string native = top_.path() + "/native";
   for (const Sequence& sequence : EverySequence()) {

@@ -293,8 +293,8 @@ class PassthroughMultiUser : public PassthroughMountTest {
     EXPECT_EQ(::mkdir(native.c_str(), 0777), 0);
     EXPECT_EQ(::chmod(native.c_str(), 0777), 0);
     DaemonOptions options;
-    options.allow_other = true;
-    options.default_permissions = default_permissions;
+    options.mount.allow_other = true;
+    options.mount.default_permissions = default_permissions;
     Mount(options);
     if (HasFatalFailure()) return {};
     const std::string mounted = Mounted("m");

@@ -77,8 +77,8 @@ void ExpectExecuteWithoutRead(const std::string& native, const std::string& moun
 
 TEST_P(PassthroughOpen, AProgramOneMayExecuteButNotReadRunsWithDefaultPermissions) {
   DaemonOptions options;
-  options.allow_other = true;
-  options.default_permissions = true;
+  options.mount.allow_other = true;
+  options.mount.default_permissions = true;
   Mount(options);
   InstallProgram("prog", 0711);
   ExpectExecuteWithoutRead(native_ + "/prog", Mounted("prog"));
@@ -87,7 +87,7 @@ TEST_P(PassthroughOpen, AProgramOneMayExecuteButNotReadRunsWithDefaultPermission
 // Without default_permissions the daemon alone checks the right to execute.
 TEST_P(PassthroughOpen, AProgramOneMayExecuteButNotReadRunsWithoutDefaultPermissions) {
   DaemonOptions options;
-  options.allow_other = true;
+  options.mount.allow_other = true;
   Mount(options);
   InstallProgram("prog", 0711);
   ExpectExecuteWithoutRead(native_ + "/prog", Mounted("prog"));

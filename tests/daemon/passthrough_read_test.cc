@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "daemon/passthrough_fs.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
 #include "tests/transport/kernel_fixture.h"

@@ -101,7 +101,7 @@ class PassthroughReserved : public PassthroughMountTest {
   // Served with `options` and allow_other, bob's new file written by `write` runs out of space
   // at his share; root's own may still use the reserved blocks (its owner is root).
   void ExpectBobStoppedButNotRoot(DaemonOptions options, int (*write)(const std::string&, size_t)) {
-    options.allow_other = true;
+    options.mount.allow_other = true;
     ASSERT_NO_FATAL_FAILURE(Mount(options));
     if (options.passthrough) {
       ASSERT_TRUE(fs_->CheckPassthroughWorks().ok());
@@ -124,7 +124,7 @@ TEST_P(PassthroughReserved, AUsersWritesCannotUseRootsReservedBlocks) {
   ASSERT_EQ(::unlink(Source("native").c_str()), 0);
 
   DaemonOptions options;
-  options.allow_other = true;
+  options.mount.allow_other = true;
   ASSERT_NO_FATAL_FAILURE(Mount(options));
   EXPECT_EQ(bob_writes(Mounted("bob")), ENOSPC);
   ASSERT_EQ(::unlink(Mounted("bob").c_str()), 0);

@@ -133,7 +133,7 @@ TEST_P(PassthroughSetid, ChangesByOtherUsersClearTheBitsAsNatively) {
     const std::string native = top_.path() + "/native-" + configuration.name;
     ASSERT_EQ(::mkdir(native.c_str(), 0755), 0);
     ASSERT_EQ(::mkdir(Source(configuration.name).c_str(), 0755), 0);
-    configuration.options.allow_other = true;
+    configuration.options.mount.allow_other = true;
     ASSERT_NO_FATAL_FAILURE(Mount(configuration.options));
     if (configuration.options.passthrough) {
       ASSERT_TRUE(fs_->CheckPassthroughWorks().ok());
@@ -163,7 +163,7 @@ TEST_P(PassthroughSetid, ModesReadAtOnceAfterChangesAreTheNativeOnes) {
     const std::string served = std::string("at-once-") + configuration.name;
     ASSERT_EQ(::mkdir(native.c_str(), 0755), 0);
     ASSERT_EQ(::mkdir(Source(served).c_str(), 0755), 0);
-    configuration.options.allow_other = true;
+    configuration.options.mount.allow_other = true;
     configuration.options.attr_timeout = configuration.options.entry_timeout = Timeout{3600};
     ASSERT_NO_FATAL_FAILURE(Mount(configuration.options));
 

@@ -426,7 +426,7 @@ TEST_P(PassthroughReadOnly, EveryChangeIsEROFS) {
   WriteFile(Source("file"), "kept");
   ASSERT_EQ(::mkdir(Source("dir").c_str(), 0755), 0);
   DaemonOptions options;
-  options.read_only = true;
+  options.mount.read_only = true;
   ASSERT_NO_FATAL_FAILURE(Mount(options, DaemonOptions{}));
   const std::string file = Mounted("file");
   EXPECT_EQ(ErrnoOf(::open(Mounted("new").c_str(), O_CREAT | O_WRONLY, 0600)), EROFS);

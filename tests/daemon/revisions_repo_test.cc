@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <string>
 
-#include "daemon/control_commands.h"
+#include "daemon/control/control_commands.h"
 #include "daemon/options.h"
-#include "daemon/revisions.h"
+#include "daemon/revisions/revisions.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
@@ -113,7 +113,7 @@ TEST(RevisionsOptions, LongTimeoutsAndKeptPagesUnlessToldOtherwise) {
   EXPECT_EQ(parsed->entry_timeout.seconds, kRevisionsTimeout.seconds);
   EXPECT_EQ(parsed->negative_timeout.seconds, kRevisionsTimeout.seconds);
   EXPECT_TRUE(parsed->keep_cache);
-  EXPECT_TRUE(parsed->read_only);
+  EXPECT_TRUE(parsed->mount.read_only);
 
   args = {"-o", "entry_timeout=2", "--revisions", "/repo", "/mnt", "--revision=r7"};
   parsed = ParseDaemonArgs(args);

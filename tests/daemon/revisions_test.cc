@@ -7,7 +7,7 @@
 // session's notifier. The PassthroughFs counts READ requests per node id and notes which backing
 // inode each opened node id stands for, which shows which files kept their node id and cached
 // pages across a publish.
-#include "daemon/revisions.h"
+#include "daemon/revisions/revisions.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "daemon/options.h"
-#include "daemon/passthrough_fs.h"
 #include "daemon/session_options.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"

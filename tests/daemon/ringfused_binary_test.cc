@@ -34,7 +34,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_format.h"
 #include "base/fd.h"
-#include "daemon/control_socket.h"
+#include "daemon/control/control_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

@@ -18,7 +18,7 @@
 
 #include "absl/time/time.h"
 #include "base/fd.h"
-#include "daemon/control_socket.h"
+#include "daemon/control/control_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/client_load.h"

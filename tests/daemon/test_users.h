@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-#include "daemon/credentials.h"
+#include "daemon/access/credentials.h"
 #include "tests/daemon/child_process.h"
 
 namespace ringfuse::daemon {

@@ -1,7 +1,7 @@
 // OpenTrustedProgram: the program a restart starts is refused, with the path at fault and why,
 // when anyone but root and this process's user could replace it or a directory on its way; a
 // program where only root writes is opened. Run as root, the tests' user.
-#include "daemon/trusted_program.h"
+#include "daemon/handover/trusted_program.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

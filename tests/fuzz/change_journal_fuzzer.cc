@@ -1,5 +1,5 @@
 // libFuzzer target over the change journal a kept ringfused finds after a crash
-// (daemon/change_journal.h): the memfd the keeper hands it, made from the input, adopted and
+// (daemon/crash/change_journal.h): the memfd the keeper hands it, made from the input, adopted and
 // recovered as RecoverAfterCrash (daemon/main.cc) does; then a PassthroughFs answers the
 // requests the kernel resends from what the journal says the dead daemon did, and records the
 // changes it makes in it.
@@ -27,8 +27,8 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/change_journal.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/crash/change_journal.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_sandbox.h"
 #include "tests/fuzz/kept_image.h"

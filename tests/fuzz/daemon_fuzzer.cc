@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "daemon/control_commands.h"
+#include "daemon/control/control_commands.h"
 #include "daemon/options.h"
 
 namespace ringfuse::daemon {
@@ -24,7 +24,8 @@ void FuzzCommandLine(std::string_view text) {
     args.emplace_back(arg.data(), arg.size());
   }
   const absl::StatusOr<DaemonOptions> options = ParseDaemonArgs(args);
-  if (options.ok() && !options->help && (options->source.empty() || options->mountpoint.empty())) {
+  if (options.ok() && !options->help &&
+      (options->source.empty() || options->mount.mountpoint.empty())) {
     std::abort();
   }
   if (!options.ok() && options.status().message().empty()) std::abort();  // a user must see why

@@ -1,6 +1,6 @@
 // libFuzzer target over the state a ringfused restores from the daemon it takes over from
-// (daemon/handover_state.h): the application's part of a handover record, its bytes and the fds
-// beside them, restored into a PassthroughFs as ringfused's takeover does
+// (daemon/handover/handover_state.h): the application's part of a handover record, its bytes and
+// the fds beside them, restored into a PassthroughFs as ringfused's takeover does
 // (RestoreHandoverState), handed over again, and served from.
 //
 // Input: one byte, n = its value modulo 9, then n bytes choosing the fds handed over, in order
@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/handover_state.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/fs/passthrough_fs.h"
+#include "daemon/handover/handover_state.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_fds.h"
 #include "tests/fuzz/fuzz_sandbox.h"

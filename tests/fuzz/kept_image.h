@@ -1,5 +1,5 @@
-// The memfd a keeper hands a kept ringfused after a crash (daemon/kept_memory.h), made from fuzz
-// input: how the journal fuzzers give a journal bytes the way a daemon gets them.
+// The memfd a keeper hands a kept ringfused after a crash (daemon/crash/kept_memory.h), made from
+// fuzz input: how the journal fuzzers give a journal bytes the way a daemon gets them.
 #pragma once
 
 #include <fcntl.h>
@@ -52,10 +52,10 @@ inline base::UniqueFd MakeKeptImage(size_t bytes, ConstBytes image, ImageFlaw fl
   return memfd;
 }
 
-// A slot journal (daemon/slot_journal.h) scans the first `used` slots of its memfd, a header's
-// `used` past the input's slots makes it scan zeros: all of them at most (kSlots, a fifth of a
-// second for the node journal's 193 MB). So that most inputs cost milliseconds, such a `used` is
-// brought down to one past the input's last whole slot, unless the input's first byte asks for
+// A slot journal (daemon/crash/slot_journal.h) scans the first `used` slots of its memfd, a
+// header's `used` past the input's slots makes it scan zeros: all of them at most (kSlots, a fifth
+// of a second for the node journal's 193 MB). So that most inputs cost milliseconds, such a `used`
+// is brought down to one past the input's last whole slot, unless the input's first byte asks for
 // it as given (kUsedAsGiven and up); the journal's own bound is then fuzzed too.
 inline constexpr uint8_t kUsedAsGiven = 0xf8;
 

@@ -221,7 +221,7 @@ def slot_image(header, slots):
     return header + b"".join(slots)
 
 
-# daemon/change_journal.h: a header (taken), then slots of state, opcode, unique, result, evidence.
+# daemon/crash/change_journal.h: a header (taken), then slots of state, opcode, unique, result, evidence.
 CHANGE_BEGUN, CHANGE_DONE = 0x52464342, 0x52464344
 OP_LOOKUP, OP_MKDIR, OP_UNLINK, OP_RMDIR, OP_RENAME, OP_OPEN, OP_WRITE, OP_CREATE = (
     1, 9, 10, 11, 12, 14, 16, 35)
@@ -281,7 +281,7 @@ def change_journal_seeds():
     }
 
 
-# daemon/node_journal.h on daemon/slot_journal.h: a header (used, unrecorded), then slots of
+# daemon/crash/node_journal.h on daemon/crash/slot_journal.h: a header (used, unrecorded), then slots of
 # state, type, node id, dev, ino, lookups, handle size and handle (136 bytes), 184 bytes each.
 NODE_VALID = 0x52464e44
 
@@ -312,7 +312,7 @@ def node_journal_seeds():
     }
 
 
-# daemon/open_file_journal.h on daemon/slot_journal.h: a header (used, unrecorded), then slots
+# daemon/crash/open_file_journal.h on daemon/crash/slot_journal.h: a header (used, unrecorded), then slots
 # of state, flags, fh, node id, handle size and handle (136 bytes), 168 bytes each. The fuzzer's
 # nodes: file 2, dir 3, dir/inner 4, fifo 5, outfile 6.
 OPEN_VALID = 0x52464f46
@@ -403,7 +403,7 @@ def handover_record_seeds():
     }
 
 
-# daemon/handover_state.cc: magic, version, revision, the table's fields, then lists (a u64
+# daemon/handover/handover_state.cc: magic, version, revision, the table's fields, then lists (a u64
 # count each) of nodes, tracked entries, handle mounts, files, directories, lock owners' opens
 # and backing ids. The fuzzer replaces these stand-ins (tests/fuzz/handover_state_fuzzer.cc):
 DEV = b"@@dev@@@"

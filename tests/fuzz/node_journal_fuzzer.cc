@@ -1,7 +1,7 @@
 // libFuzzer target over the node journal a kept ringfused finds after a crash
-// (daemon/node_journal.h): the memfd the keeper hands it, made from the input, adopted, recovered
-// and restored into an inode table as RecoverAfterCrash (daemon/main.cc) does, and then served
-// from while the table records its nodes in it.
+// (daemon/crash/node_journal.h): the memfd the keeper hands it, made from the input, adopted,
+// recovered and restored into an inode table as RecoverAfterCrash (daemon/main.cc) does, and then
+// served from while the table records its nodes in it.
 //
 // Input: one byte (what may be wrong with the memfd as a whole, kept_image.h), then the memfd's
 // bytes from offset 0: the header (used, unrecorded) and slots; the rest of the memfd is zeros. A
@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/inode_table.h"
-#include "daemon/node_journal.h"
+#include "daemon/crash/node_journal.h"
+#include "daemon/inodes/inode_table.h"
 #include "tests/fuzz/fuzz_sandbox.h"
 #include "tests/fuzz/kept_image.h"
 #include "tests/fuzz/scratch_inodes.h"

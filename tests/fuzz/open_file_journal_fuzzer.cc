@@ -1,6 +1,6 @@
 // libFuzzer target over the open-file journal a kept ringfused finds after a crash
-// (daemon/open_file_journal.h): the memfd the keeper hands it, made from the input, adopted and
-// reopened from as RecoverAfterCrash (daemon/main.cc) does, into a PassthroughFs that knows the
+// (daemon/crash/open_file_journal.h): the memfd the keeper hands it, made from the input, adopted
+// and reopened from as RecoverAfterCrash (daemon/main.cc) does, into a PassthroughFs that knows the
 // scratch tree's nodes; then the kernel goes on with the files: it reads and releases each, and
 // opens one more.
 //
@@ -36,8 +36,8 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "daemon/open_file_journal.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/crash/open_file_journal.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_sandbox.h"
 #include "tests/fuzz/kept_image.h"

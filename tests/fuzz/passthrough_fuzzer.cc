@@ -31,8 +31,8 @@
 #include <optional>
 #include <vector>
 
-#include "daemon/credentials.h"
-#include "daemon/passthrough_fs.h"
+#include "daemon/access/credentials.h"
+#include "daemon/fs/passthrough_fs.h"
 #include "ringfuse/protocol/parse.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_sandbox.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/fd.h"
-#include "daemon/inode_handle.h"
+#include "daemon/inodes/inode_handle.h"
 #include "tests/fuzz/fuzz_sandbox.h"
 
 namespace ringfuse::fuzz {
@@ -48,8 +48,8 @@ inline std::vector<ScratchInode> ScratchInodes(const Sandbox& sandbox,
   return inodes;
 }
 
-// A slot journal record (daemon/slot_journal.h) whose handle_size is kScratchTag + i (i < 256)
-// names scratch inode i (modulo their number): its handle and handle_size become that inode's,
+// A slot journal record (daemon/crash/slot_journal.h) whose handle_size is kScratchTag + i (i <
+// 256) names scratch inode i (modulo their number): its handle and handle_size become that inode's,
 // and in a node journal record its dev and ino too, where both are 0 (else they stay, and name
 // another inode than the handle does).
 inline constexpr uint32_t kScratchTag = 0x52480000;  // "RH" in the high half

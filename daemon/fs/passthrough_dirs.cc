@@ -1,0 +1,112 @@
+// PassthroughFs: listing directories (readdir and readdirplus on the backing directory's own
+// cookies) and syncing them.
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "daemon/access/credentials.h"
+#include "daemon/access/search_permission.h"
+#include "daemon/fs/backing.h"
+#include "daemon/fs/passthrough_fs.h"
+
+namespace ringfuse::daemon {
+
+void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, OpenReply reply) {
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) return reply.Error(errno);
+  // As the caller: without default_permissions, this is where the right to list is checked.
+  const int fd = CallAsCaller(context, kCreatesNothing,
+                              [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); }, 0,
+                              {inode->path.get()});
+  if (fd < 0) return reply.Error(errno);
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    return reply.Error(error);
+  }
+  const uint64_t fh = open_dirs_.Add(std::make_unique<DirHandle>(dir));
+  if (journal_ != nullptr) {
+    journal_->Opened(fh, context.nodeid(), inodes_.handles().HandleOf(::dirfd(dir)),
+                     O_RDONLY | O_DIRECTORY);
+  }
+  reply.Ok(MakeOpenOut(fh, DirOpenFlags()));
+}
+
+// With caching the kernel keeps a directory's listing (FOPEN_CACHE_DIR) across opens
+// (FOPEN_KEEP_CACHE), as it keeps a file's pages: it drops it itself when the directory changes
+// through the mount, and at a listing from the start once a GETATTR past the attribute timeout
+// shows another mtime, for changes behind the mount's back (fs/fuse/readdir.c). Not in revisions
+// mode: a switch serves another tree under the same node, whose cached mtime INC_EPOCH leaves.
+uint32_t PassthroughFs::DirOpenFlags() const {
+  if (!options_.cache || options_.mode == Mode::kRevisions) return 0;
+  return wire::kFopenCacheDir | wire::kFopenKeepCache;
+}
+
+void PassthroughFs::Readdir(const RequestContext& context, const op::Readdir& args,
+                            DirReply reply) {
+  List(context.nodeid(), args.fh(), false, std::move(reply));
+}
+
+void PassthroughFs::Readdirplus(const RequestContext& context, const op::Readdirplus& args,
+                                DirPlusReply reply) {
+  List(context.nodeid(), args.fh(), true, std::move(reply));
+}
+
+namespace {
+
+// An entry handed over without a lookup: no node id, so the kernel caches nothing and looks the
+// name up itself when asked for it, but a real inode number, since readdir(3) hides entries
+// whose inode number is 0.
+bool AddUnlooked(DirentPacker& packer, const DirEntry& entry) {
+  wire::EntryOut no_lookup{};
+  no_lookup.attr.ino = entry.ino;
+  return packer.AddPlus(no_lookup, entry.next, entry.type, entry.name);
+}
+
+}  // namespace
+
+// Offsets are the backing directory's own telldir cookies (d_off), so the kernel resumes exactly
+// where the last reply stopped. With `plus`, each entry but . and .. is also looked up, and a
+// lookup whose entry did not fit is given back; not in a directory whose names must not stay
+// cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
+void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply) {
+  listings_.fetch_add(1, std::memory_order_relaxed);
+  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(fh);
+  if (handle == nullptr) return reply.Error(EBADF);
+  const bool look_up = plus && KernelChecksWalksThrough(options_, handle->fd());
+  DirentPacker& packer = reply.packer();
+  const int error = handle->List(reply.offset(), [&](const DirEntry& entry) {
+    if (look_up && IsPlainName(entry.name)) {
+      Found found;
+      // A name gone since it was read is left out, as a listing natively may or may not show it.
+      if (inodes_.Lookup(dir_node, entry.name, found) != 0) return true;
+      if (packer.AddPlus(EntryFor(found), entry.next, entry.type, entry.name)) return true;
+      inodes_.Forget(found.inode->nodeid, 1);
+      return false;
+    }
+    if (plus) return AddUnlooked(packer, entry);
+    return packer.Add(entry.ino, entry.next, entry.type, entry.name);
+  });
+  if (error != 0 && packer.count() == 0) return reply.Error(error);
+  if (look_up) PruneIfTooManyPinned();
+  reply.Ok();
+}
+
+void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
+                               EmptyReply reply) {
+  if (open_dirs_.Take(args.fh()) == nullptr) return FinishUnknown(args.fh(), reply);
+  if (journal_ != nullptr) journal_->Released(args.fh());
+  reply.Ok();
+}
+
+void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
+  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.fh());
+  if (handle == nullptr) return SyncUnknown(args.fh(), reply);
+  if (Sync(handle->fd(), args.datasync()) != 0) return reply.Error(errno);
+  reply.Ok();
+}
+
+}  // namespace ringfuse::daemon

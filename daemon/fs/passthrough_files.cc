@@ -1,0 +1,458 @@
+// PassthroughFs: open regular files and their I/O, and kernel passthrough.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "daemon/access/credentials.h"
+#include "daemon/fs/backing.h"
+#include "daemon/fs/passthrough_fs.h"
+#include "daemon/fs/thread_buffer.h"
+#include "daemon/inodes/fd_room.h"
+
+namespace ringfuse::daemon {
+namespace {
+
+bool Writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
+
+// HANDLE_KILLPRIV_V2 leaves clearing set-user-ID and set-group-ID to the daemon: it makes each
+// change as the caller, without CAP_FSETID unless the kernel says the caller has it (the
+// request's KILL_SUIDGID flag absent), and the backing filesystem then clears them by the same
+// rules as for the caller's own change. The kernel's flushes of its page cache carry no
+// caller (uid 0) and are made as root, as its writeback is natively.
+uint64_t CallerKeeps(bool kill_suidgid) { return kill_suidgid ? 0 : kCapabilityFsetid; }
+
+// __FMODE_EXEC in OPEN's flags: the kernel opens a file for execve with the right to execute
+// it, not to read it (fs/exec.c: MAY_EXEC only), and passes that mode on (fs/fuse/file.c).
+constexpr int kOpenForExec = 040;
+
+// The set-user-ID and set-group-ID bits of the file `fd` is open on (O_PATH will do); none where
+// they cannot be read.
+mode_t SetIdBits(int fd) {
+  struct stat st;
+  return ::fstat(fd, &st) == 0 ? st.st_mode & (S_ISUID | S_ISGID) : 0;
+}
+
+// Kernel passthrough writes reach the backing file with the credentials it was registered with,
+// the daemon's, for whoever writes, so the backing filesystem would keep set-user-ID and
+// set-group-ID. Every open of a set-ID file is served by the daemon instead, whose WRITEs carry
+// the caller. Not covered: a file made set-ID while open in passthrough; until those opens
+// close, the kernel fails further cached opens of it with EIO (fs/fuse/iomode.c), which
+// BackingIds would have to be asked about to avoid.
+bool SetId(int fd) { return SetIdBits(fd) != 0; }
+
+// Whether a change cleared set-ID bits, from the file's bits before and after it. Read only for a
+// change made as a caller without CAP_FSETID (`watched`): no other clears them.
+class SetIdWatch {
+ public:
+  SetIdWatch(int fd, bool watched) : fd_(fd), before_(watched ? SetIdBits(fd) : 0) {}
+  bool Cleared() const { return before_ != 0 && SetIdBits(fd_) != before_; }
+
+ private:
+  const int fd_;
+  const mode_t before_;
+};
+
+// The kernel opens FIFOs, sockets and device nodes itself (fs/fuse/inode.c gives them the
+// special-file operations: a pipe, or the device's driver) and sends OPEN only for the rest.
+// One of these came from a writer of /dev/fuse that is not the kernel: opened here, a FIFO
+// without a peer would block the worker for good, and a device would be opened by the daemon.
+// Refused as open(2) refuses what has nothing to open behind it (a socket, a device without a
+// driver): ENXIO.
+int SpecialFileError(int path_fd) {
+  struct stat st;
+  if (::fstat(path_fd, &st) != 0) return errno;
+  const bool special =
+      S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
+  return special ? ENXIO : 0;
+}
+
+}  // namespace
+
+absl::Status PassthroughFs::CheckPassthroughWorks() const {
+  if (!passthrough_agreed_) {
+    return absl::FailedPreconditionError(
+        "-o passthrough: the kernel did not offer FUSE_PASSTHROUGH at INIT (Linux 6.9+ with "
+        "CONFIG_FUSE_PASSTHROUGH is needed)");
+  }
+  // A memfd stands in for a backing file: registering one needs nothing from SOURCE.
+  base::UniqueFd probe(::memfd_create("ringfused-passthrough-probe", MFD_CLOEXEC));
+  if (!probe.valid()) return absl::InternalError("memfd_create failed for the passthrough probe");
+  absl::StatusOr<BackingFile> backing = backing_files_.Open(probe.get());
+  if (!backing.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("-o passthrough cannot work here: %s", backing.status().message()));
+  }
+  return backing->Close();
+}
+
+int PassthroughFs::BackingFlags(int flags) const {
+  // O_DIRECT goes to a second fd of its own (NewHandle): on this one it would fail the
+  // unaligned transfers, the kernel's writeback and msync among them, that FUSE passes on.
+  int backing = flags & ~O_DIRECT;
+  if (options_.writeback_cache) {
+    // The kernel reads pages around partial writes and places appends itself.
+    if ((backing & O_ACCMODE) == O_WRONLY) backing = (backing & ~O_ACCMODE) | O_RDWR;
+    backing &= ~O_APPEND;
+  }
+  return backing;
+}
+
+int PassthroughFs::NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct,
+                             wire::OpenOut& out) {
+  auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
+  const std::string inode = journal_ != nullptr ? inodes_.handles().HandleOf(handle->fd()) : "";
+  const auto add = [&](std::unique_ptr<FileHandle> opened) {
+    const uint64_t fh = open_files_.Add(std::move(opened));
+    if (journal_ != nullptr) journal_->Opened(fh, nodeid, inode, flags);
+    return fh;
+  };
+  if (options_.passthrough && !SetId(handle->fd())) {
+    absl::StatusOr<int32_t> id =
+        backing_ids_.Acquire(backing_files_, handle->fd(), handle->dev(), handle->ino());
+    if (id.ok()) {
+      // The kernel transfers the data itself, through a backing file it opens for this open
+      // (backing_ids.h): O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), so a
+      // client's O_DIRECT is not honoured here.
+      handle->set_passthrough();
+      out = MakeOpenOut(add(std::move(handle)), wire::kFopenPassthrough, *id);
+      return 0;
+    }
+    // Nothing registered for the inode: the daemon serves this open itself.
+  }
+  if (direct) {
+    if (std::optional<DirectFile> direct_file = DirectFile::Open(handle->fd(), flags)) {
+      handle->set_direct(std::move(*direct_file));
+    }
+  }
+  uint32_t open_flags = options_.keep_cache ? wire::kFopenKeepCache : 0;
+  if (!options_.cache) open_flags |= wire::kFopenDirectIo;
+  out = MakeOpenOut(add(std::move(handle)), open_flags);
+  return 0;
+}
+
+void PassthroughFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
+  if (options_.mount.read_only && Writes(args.flags())) return reply.Error(EROFS);
+  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
+  if (inode == nullptr) return reply.Error(errno);
+  if (const int error = SpecialFileError(inode->path.get()); error != 0) return reply.Error(error);
+  const int flags = BackingFlags(args.flags());
+  const SetIdWatch set_id(inode->path.get(), (flags & O_TRUNC) && args.kill_suid_gid());
+  base::UniqueFd fd(OpenBackingFile(context, inode->path.get(), flags,
+                                    CallerKeeps(!(flags & O_TRUNC) || args.kill_suid_gid())));
+  const int open_error = fd.valid() ? 0 : errno;
+  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
+  if (open_error != 0) return reply.Error(open_error);
+  wire::OpenOut open;
+  if (const int error = NewHandle(std::move(fd), context.nodeid(), flags & ~kOpenForExec,
+                                  args.flags() & O_DIRECT, open);
+      error != 0) {
+    return reply.Error(error);
+  }
+  reply.Ok(open);
+}
+
+// An exec open is made as the daemon, read-only, once the caller is known to have the right to
+// execute the file: opened as the caller it would need the right to read, which running a
+// program does not (mode 0711, say).
+int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, int flags,
+                                   uint64_t keep) const {
+  if (!(flags & kOpenForExec)) {
+    return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(path_fd, flags); }, keep,
+                        {path_fd});
+  }
+  const int may_execute = CallAsCaller(
+      context, kCreatesNothing,
+      [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); }, 0, {path_fd});
+  if (may_execute != 0) return -1;
+  return Reopen(path_fd, (flags & ~kOpenForExec & ~O_ACCMODE) | O_RDONLY);
+}
+
+// The kernel sends CREATE for a name it believes missing, which SOURCE may have meanwhile, as
+// anything: a FIFO would block the worker in open, a device would be opened past the mount's
+// nodev. So the name is created exclusively, and a name that exists is opened only when it is a
+// regular file, through an O_PATH fd of that very inode; otherwise EEXIST, for which the kernel
+// drops its stale entry (fs/fuse/dir.c), so the caller's next open finds what is there (ELOOP
+// for a symlink, which the daemon never follows).
+int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name,
+                                int flags, mode_t mode, uint32_t umask) const {
+  // Made again after an EMFILE (fd_room.h): the kernel takes the fd before it creates anything.
+  const int created =
+      CallAsCaller(context, CreateUmask(umask),
+                   [&] {
+                     return OpenMakingRoom([&] {
+                       return ::openat(dir_fd, name.c_str(),
+                                       flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+                     });
+                   },
+                   0, {dir_fd});
+  if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
+  const base::UniqueFd existing(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (!existing.valid() || ::fstat(existing.get(), &st) != 0) return -1;
+  if (!S_ISREG(st.st_mode)) {
+    errno = S_ISLNK(st.st_mode) ? ELOOP : EEXIST;  // a symlink: what O_NOFOLLOW answers
+    return -1;
+  }
+  return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(existing.get(), flags); }, 0,
+                      {existing.get()});
+}
+
+// Once across crashes (changes_once.h): a create a dead daemon made is opened again instead,
+// neither exclusively nor truncating, and the fh that daemon gave it, never answered, is closed.
+// One it may not have made (begun, not recorded done) is taken as made only where the name is new
+// and the caller's (ChangeKind::kNameAdded); else it is made now, so an exclusive create of a name
+// another user made meanwhile fails with EEXIST.
+void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
+                           CreateReply reply) {
+  std::shared_ptr<const Inode> dir;
+  if (const int error = ChangeableDirectory(context.nodeid(), args.name, dir); error != 0) {
+    return reply.Error(error);
+  }
+  const int flags = BackingFlags(args.flags());
+  const std::string name(args.name);
+  wire::EntryOut entry;
+  wire::OpenOut open;
+  const auto create_file = [&](int create_flags) -> int64_t {
+    base::UniqueFd fd(
+        CreateOrOpen(context, dir->path.get(), name, create_flags, args.mode(), args.umask()));
+    if (!fd.valid()) return -errno;
+    if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
+      return -error;
+    }
+    if (const int error = NewHandle(std::move(fd), entry.nodeid, create_flags & ~(O_CREAT | O_EXCL),
+                                    args.flags() & O_DIRECT, open);
+        error != 0) {
+      inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
+      return -error;
+    }
+    return static_cast<int64_t>(open.fh);
+  };
+  const ChangePlace place{.dir_fd = dir->path.get(), .name = name.c_str(), .maker = context.uid()};
+  const int64_t result = changes_once_.Make(
+      context, name, ChangeKind::kNameAdded, place, [&] { return create_file(flags); },
+      [&](const ChangeJournal::Outcome& earlier) {
+        const int64_t opened = create_file(flags & ~(O_EXCL | O_TRUNC));
+        if (earlier.done) {
+          ForgetUnanswered(static_cast<uint64_t>(earlier.result), opened >= 0 ? entry.nodeid : 0);
+        }
+        return opened;
+      });
+  if (result < 0) return reply.Error(static_cast<int>(-result));
+  reply.Ok(entry, open);
+}
+
+// The dead daemon's create was recorded done after its lookup was counted and its file opened:
+// the kernel knows neither.
+void PassthroughFs::ForgetUnanswered(uint64_t fh, uint64_t nodeid) {
+  if (open_files_.Take(fh) != nullptr && journal_ != nullptr) journal_->Released(fh);
+  if (nodeid != 0) inodes_.Forget(nodeid, 1);
+}
+
+// O_TMPFILE: an inode without a name, registered from its own fd rather than looked up.
+void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& args,
+                            CreateReply reply) {
+  if (options_.mount.read_only) return reply.Error(EROFS);
+  const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
+  if (dir == nullptr) return reply.Error(errno);
+  const int flags = BackingFlags(args.flags() & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
+  base::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()),
+                                 [&] {
+                                   return OpenMakingRoom([&] {
+                                     return ::openat(dir->path.get(), ".", flags | O_CLOEXEC,
+                                                     args.mode());
+                                   });
+                                 },
+                                 0, {dir->path.get()}));
+  if (!fd.valid()) return reply.Error(errno);
+  Found found;
+  base::UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
+  if (const int error = inodes_.Adopt(std::move(path), found); error != 0) {
+    return reply.Error(error);
+  }
+  const wire::EntryOut entry = EntryFor(found);
+  wire::OpenOut open;
+  if (const int error =
+          NewHandle(std::move(fd), entry.nodeid, flags & ~O_TMPFILE, args.flags() & O_DIRECT, open);
+      error != 0) {
+    inodes_.Forget(entry.nodeid, 1);
+    return reply.Error(error);
+  }
+  reply.Ok(entry, open);
+}
+
+// With HANDLE_KILLPRIV_V2 the daemon clears set-ID bits, and nothing tells the kernel: after
+// WRITE, FALLOCATE, COPY_FILE_RANGE and an O_TRUNC OPEN it drops only the size and times it
+// caches (fs/fuse/file.c: fuse_write_update_attr, fuse_file_fallocate, fuse_truncate_update_attr
+// invalidate FUSE_STATX_MODSIZE), so statx(STATX_MODE) would show the old mode, set-ID bits
+// included, until the attribute timeout, and so would execve, which asks again only for a mode
+// marked stale (fs/fuse/dir.c, fuse_permission). Sent from the handler, before the reply:
+// attributes only, for which the kernel takes no lock the waiting request may hold, only the
+// inode's spinlock (fs/fuse/inode.c, fuse_reverse_inval_inode with offset < 0). Its answer
+// changes nothing here: NotFound says the kernel caches nothing of the node, and the change is
+// made and answered either way.
+void PassthroughFs::InvalidateAttributes(uint64_t nodeid) const {
+  Notifier* notifier = notifier_.load(std::memory_order_acquire);
+  if (notifier != nullptr) notifier->InvalInode(nodeid).IgnoreError();
+}
+
+void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {
+  reads_.fetch_add(1, std::memory_order_relaxed);
+  const MutableBytes buffer = ThreadBuffer(args.size());
+  if (buffer.size() < args.size()) return reply.Error(ENOMEM);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  if (file == nullptr) return reply.Error(EBADF);
+  const int fd = file->TransferFd(args.offset(), buffer.size(), buffer.data());
+  const ssize_t length =
+      ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(args.offset()));
+  if (length < 0) return reply.Error(errno);
+  reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
+}
+
+// As the caller, like every change of a file's data (or, for the kernel's writeback, as the
+// file's owner: ActAsCaller): root's other capabilities (reserved blocks, quotas) are not the
+// caller's either. The data is written from where the transport
+// put it, which every transport here aligns for O_DIRECT (DevFuseReadBuffer, the uring-cmd
+// payload buffers), so nothing is copied or allocated: an embedded server must not allocate on
+// the way of the kernel's writeback, since its client's munmap(2) of a FUSE mapping holds the
+// mmap lock while it waits for that writeback (a deadlock, seen in the tests).
+void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
+  writes_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.mount.read_only) return reply.Error(EROFS);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  if (file == nullptr) return reply.Error(EBADF);
+  // The kernel's writeback (WRITE_CACHE) goes through whichever handle it picks: it is no
+  // O_DIRECT transfer of the client's, and pinning the request's pages for one could take the
+  // mmap lock on its way.
+  const int fd = args.writeback()
+                     ? file->fd()
+                     : file->TransferFd(args.offset(), args.data.size(), args.data.data());
+  const auto write_bytes = [&]() -> int64_t {
+    ssize_t written = -1;
+    const auto write = [&] {
+      written = ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.offset()));
+      return written < 0 ? -1 : 0;
+    };
+    // The writeback names no writer: it is made as the file's owner. It keeps CAP_FSETID: the
+    // kernel decided the set-ID bits' fate when the bytes were written to its cache, with the
+    // writer's own credentials (file_remove_privs, a SETATTR here), and carrying them out must
+    // not decide again (a root writer keeps them).
+    const int made = args.writeback() ? CallAsOwnerOf(fd, write, kCapabilityFsetid)
+                                      : CallAsCaller(context, kCreatesNothing, write,
+                                                     CallerKeeps(args.kill_suid_gid()));
+    return made == 0 ? written : -errno;
+  };
+  // Written again, the bytes would go to the same offset, except where O_APPEND puts them: at
+  // the end, once more. So an append is made once across crashes (changes_once.h); it was made
+  // when the file has grown by its length since. The test hooks know it by the bytes.
+  const std::string_view bytes(reinterpret_cast<const char*>(args.data.data()), args.data.size());
+  const SetIdWatch set_id(fd, args.kill_suid_gid());
+  const ChangePlace place{.dir_fd = fd, .length = args.data.size()};
+  const int64_t result =
+      (file->flags() & O_APPEND) == 0
+          ? write_bytes()
+          : changes_once_.Make(context, bytes, ChangeKind::kAppended, place, write_bytes);
+  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
+  if (result < 0) return reply.Error(static_cast<int>(-result));
+  reply.Ok(static_cast<uint64_t>(result));
+}
+
+// A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
+void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyReply reply) {
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  if (file == nullptr) return FinishUnknown(args.fh(), reply);
+  owner_locks_.Drop(*file, args.lock_owner());
+  reply.Ok();
+}
+
+void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  if (file == nullptr) return SyncUnknown(args.fh(), reply);
+  if (Sync(file->fd(), args.datasync()) != 0) return reply.Error(errno);
+  reply.Ok();
+}
+
+void PassthroughFs::SyncUnknown(uint64_t fh, EmptyReply& reply) {
+  if (fh >= first_own_fh_) return reply.Error(EBADF);
+  const std::shared_ptr<const Inode> root = inodes_.Get(InodeTable::kRootNodeId);
+  if (root == nullptr) return reply.Error(errno);
+  // syncfs refuses an O_PATH fd.
+  const base::UniqueFd readable(
+      ::openat(root->path.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!readable.valid() || ::syncfs(readable.get()) != 0) return reply.Error(errno);
+  reply.Ok();
+}
+
+void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
+  const std::shared_ptr<FileHandle> handle = open_files_.Take(args.fh());
+  if (handle == nullptr) return FinishUnknown(args.fh(), reply);
+  if (journal_ != nullptr) journal_->Released(args.fh());
+  owner_locks_.Released(args.fh());
+  if (handle->passthrough()) backing_ids_.Release(handle->dev(), handle->ino());
+  reply.Ok();
+}
+
+// Mode bits (punch hole, keep size, zero range, ...) go to the backing filesystem as given.
+// FALLOCATE and COPY_FILE_RANGE carry no KILL_SUIDGID: a non-root caller is taken to lack
+// CAP_FSETID, as nearly every one does, so the set-ID bits are watched for every caller.
+void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate& args,
+                              EmptyReply reply) {
+  if (options_.mount.read_only) return reply.Error(EROFS);
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  if (file == nullptr) return reply.Error(EBADF);
+  const int fd = file->fd();
+  const SetIdWatch set_id(fd, true);
+  int error = 0;
+  if (CallAsCaller(context, kCreatesNothing, [&] {
+        return ::fallocate(fd, args.mode(), static_cast<off_t>(args.offset()),
+                           static_cast<off_t>(args.length()));
+      }) != 0) {
+    error = errno;
+  }
+  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
+  if (error != 0) return reply.Error(error);
+  reply.Ok();
+}
+
+// SEEK_DATA and SEEK_HOLE need the backing file's extents; the fd's own offset is never used
+// for I/O (pread/pwrite), so moving it is harmless.
+void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekReply reply) {
+  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  if (file == nullptr) return reply.Error(EBADF);
+  const off_t offset = ::lseek(file->fd(), static_cast<off_t>(args.offset()), args.whence());
+  if (offset < 0) return reply.Error(errno);
+  reply.Ok(static_cast<uint64_t>(offset));
+}
+
+void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyFileRange& args,
+                                  CountReply reply) {
+  if (options_.mount.read_only) return reply.Error(EROFS);
+  loff_t in_offset = static_cast<loff_t>(args.offset_in());
+  loff_t out_offset = static_cast<loff_t>(args.offset_out());
+  const std::shared_ptr<FileHandle> in_file = open_files_.Find(args.fh_in());
+  const std::shared_ptr<FileHandle> out_file = open_files_.Find(args.fh_out());
+  if (in_file == nullptr || out_file == nullptr) return reply.Error(EBADF);
+  const int in = in_file->fd();
+  const int out = out_file->fd();
+  ssize_t copied = -1;
+  const SetIdWatch set_id(out, true);
+  int error = 0;
+  if (CallAsCaller(context, kCreatesNothing, [&] {
+        copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.length(),
+                                   static_cast<unsigned>(args.flags()));
+        return copied < 0 ? -1 : 0;
+      }) != 0) {
+    error = errno;
+  }
+  if (set_id.Cleared()) InvalidateAttributes(args.nodeid_out());
+  if (error != 0) return reply.Error(error);
+  reply.Ok(static_cast<uint64_t>(copied));
+}
+
+}  // namespace ringfuse::daemon

@@ -1,0 +1,290 @@
+// The passthrough filesystem: SOURCE served through the mount, read-write (or read-only with
+// -o ro and in revisions mode, where every change is answered EROFS).
+//
+// Every access to SOURCE goes through the O_PATH fds of the InodeTable with *at() calls on
+// single plain names, O_NOFOLLOW, or through /proc/self/fd/N of such an fd: no path string is
+// ever resolved, so no name, symlink or rename race reaches outside SOURCE. Operations that
+// create or change something run as the caller (credentials.h).
+//
+// The code is split by job: passthrough_fs.cc (nodes and their attributes), passthrough_names.cc
+// (directory entries: create, link, remove, rename), passthrough_files.cc (open files and their
+// I/O), passthrough_locks.cc, passthrough_dirs.cc (listing), passthrough_xattr.cc. What a
+// handover and a crash need of it is in ../handover/passthrough_handover.cc and
+// ../crash/passthrough_crash.cc; changes made once across a crash in ../crash/changes_once.h.
+#pragma once
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "daemon/crash/change_journal.h"
+#include "daemon/crash/changes_once.h"
+#include "daemon/crash/open_file_journal.h"
+#include "daemon/fs/backing_ids.h"
+#include "daemon/fs/dir_handle.h"
+#include "daemon/fs/file_handle.h"
+#include "daemon/fs/handle_registry.h"
+#include "daemon/inodes/inode_table.h"
+#include "daemon/locks/lock_waiter.h"
+#include "daemon/locks/owner_locks.h"
+#include "daemon/options.h"
+#include "ringfuse/backing.h"
+#include "ringfuse/handler.h"
+#include "ringfuse/notifier.h"
+
+namespace ringfuse::daemon {
+
+// The filesystem as a handover carries it (handover_state.h). Fds as in SavedTable: in Save the
+// filesystem's own (they stay open here), in Restore indices into the fds given.
+struct SavedFs {
+  struct File {
+    uint64_t fh;
+    int fd;
+    int flags;  // the backing open's
+    bool passthrough;
+    bool direct;  // has an O_DIRECT twin, opened again on the way in
+  };
+  struct Dir {
+    uint64_t fh;
+    int fd;
+  };
+  SavedTable table;
+  std::vector<File> files;
+  std::vector<Dir> dirs;
+  std::vector<OwnerLocks::Saved> owner_opens;
+  std::vector<BackingIds::Saved> backing_ids;
+};
+
+class PassthroughFs : public Handler {
+ public:
+  // `root` is an O_PATH fd to SOURCE.
+  PassthroughFs(base::UniqueFd root, const DaemonOptions& options);
+
+  void Init(const Negotiated& negotiated) override;
+
+  // Kernel passthrough (-o passthrough): for SessionOptions::backing_files. Regular files are
+  // handed to the kernel, which reads and writes them without asking the daemon.
+  BackingFiles& backing_files() { return backing_files_; }
+  // Asks the kernel to drop unused nodes (NOTIFY_PRUNE, 7.45; queued, never blocking), for the
+  // nodes the daemon cannot close itself, having neither handle nor name (inode_table.h): past
+  // the open-node budget, the least recently used are named. Set once, right after
+  // Session::Start, where the kernel has PRUNE; without it those nodes stay open until FORGET.
+  using Pruner = std::function<void(std::span<const uint64_t> nodeids)>;
+  void SetPruner(Pruner pruner);
+  // The connection's notifier (not owned), for what the kernel must learn before a reply: a
+  // change that cleared set-ID bits. Set once, right after Session::Start; until then nothing is
+  // sent, and the kernel's attribute timeout bounds what it keeps.
+  void SetNotifier(Notifier* notifier) { notifier_.store(notifier, std::memory_order_release); }
+  // Whether kernel passthrough can work on this connection: agreed at INIT, and a backing file
+  // can be registered (it needs CAP_SYS_ADMIN in the initial user namespace). Probes once.
+  absl::Status CheckPassthroughWorks() const;
+
+  // Nodes and attributes.
+  void Lookup(const RequestContext& context, const op::Lookup& args, EntryReply reply) override;
+  void Forget(const RequestContext& context, const op::Forget& args) override;
+  void BatchForget(const RequestContext& context, const op::BatchForget& args) override;
+  void Getattr(const RequestContext& context, const op::Getattr& args, AttrReply reply) override;
+  void Setattr(const RequestContext& context, const op::Setattr& args, AttrReply reply) override;
+  void Statx(const RequestContext& context, const op::Statx& args, StatxReply reply) override;
+  void Access(const RequestContext& context, const op::Access& args, EmptyReply reply) override;
+  void Readlink(const RequestContext& context, const op::Readlink& args, DataReply reply) override;
+  void Statfs(const RequestContext& context, const op::Statfs& args, StatfsReply reply) override;
+
+  // Directory entries.
+  void Symlink(const RequestContext& context, const op::Symlink& args, EntryReply reply) override;
+  void Mknod(const RequestContext& context, const op::Mknod& args, EntryReply reply) override;
+  void Mkdir(const RequestContext& context, const op::Mkdir& args, EntryReply reply) override;
+  void Link(const RequestContext& context, const op::Link& args, EntryReply reply) override;
+  void Unlink(const RequestContext& context, const op::Unlink& args, EmptyReply reply) override;
+  void Rmdir(const RequestContext& context, const op::Rmdir& args, EmptyReply reply) override;
+  void Rename(const RequestContext& context, const op::Rename& args, EmptyReply reply) override;
+
+  // Open files.
+  void Open(const RequestContext& context, const op::Open& args, OpenReply reply) override;
+  void Create(const RequestContext& context, const op::Create& args, CreateReply reply) override;
+  void Tmpfile(const RequestContext& context, const op::Tmpfile& args, CreateReply reply) override;
+  void Read(const RequestContext& context, const op::Read& args, DataReply reply) override;
+  void Write(const RequestContext& context, const op::Write& args, CountReply reply) override;
+  void Flush(const RequestContext& context, const op::Flush& args, EmptyReply reply) override;
+  void Fsync(const RequestContext& context, const op::Fsync& args, EmptyReply reply) override;
+  void Release(const RequestContext& context, const op::Release& args, EmptyReply reply) override;
+  void Fallocate(const RequestContext& context, const op::Fallocate& args,
+                 EmptyReply reply) override;
+  void Lseek(const RequestContext& context, const op::Lseek& args, LseekReply reply) override;
+  void CopyFileRange(const RequestContext& context, const op::CopyFileRange& args,
+                     CountReply reply) override;
+
+  // Locks.
+  void Getlk(const RequestContext& context, const op::Getlk& args, LockReply reply) override;
+  void Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) override;
+  void Interrupt(const RequestContext& context, const op::Interrupt& args) override;
+
+  // Directories.
+  void Opendir(const RequestContext& context, const op::Opendir& args, OpenReply reply) override;
+  void Readdir(const RequestContext& context, const op::Readdir& args, DirReply reply) override;
+  void Readdirplus(const RequestContext& context, const op::Readdirplus& args,
+                   DirPlusReply reply) override;
+  void Releasedir(const RequestContext& context, const op::Releasedir& args,
+                  EmptyReply reply) override;
+  void Fsyncdir(const RequestContext& context, const op::Fsyncdir& args, EmptyReply reply) override;
+
+  // Extended attributes.
+  void Setxattr(const RequestContext& context, const op::Setxattr& args, EmptyReply reply) override;
+  void Getxattr(const RequestContext& context, const op::Getxattr& args, XattrReply reply) override;
+  void Listxattr(const RequestContext& context, const op::Listxattr& args,
+                 XattrReply reply) override;
+  void Removexattr(const RequestContext& context, const op::Removexattr& args,
+                   EmptyReply reply) override;
+
+  // A handover (handover_state.h). Save runs with no request in progress; Restore before the
+  // first, with backing_files() bound to the connection taken over. Restore takes the fds it
+  // uses out of `fds`; InvalidArgument for a record that does not hold together (an fh twice, an
+  // fd not carried), after which the filesystem is to be thrown away.
+  SavedFs Save();
+  absl::Status Restore(const SavedFs& saved, std::vector<base::UniqueFd>& fds);
+  // A kept daemon started again after a crash (ringfuse/keeper.h), before the first request.
+  // The kernel still holds the node ids and fh values the dead daemon gave out, so this one
+  // gives out its own from incarnation << 40 on. A node id from before answers ESTALE; an fh
+  // from before, EBADF, except that FLUSH and RELEASE of one succeed: its file is closed already.
+  // OutOfRange past 2^24 - 1 incarnations.
+  absl::Status ContinueAfterCrash(uint32_t incarnation);
+  // A kept daemon: records every open file and directory in `journal` from now on (null: none),
+  // and, after a crash, first reopens those the dead daemon recorded, under their fh values;
+  // returns how many. One whose inode cannot be reopened (gone, or on a filesystem without
+  // handles) stays lost: EBADF.
+  void KeepOpenFilesIn(OpenFileJournal* journal) { journal_ = journal; }
+  size_t ReopenAfterCrash(OpenFileJournal& journal);
+  // A kept daemon: records in `changes` what each change that must not be made twice did
+  // (change_journal.h) from now on, and answers a request resent after a crash that a dead
+  // daemon had begun from `earlier`, what the journal held then (ChangeJournal::Recover).
+  void KeepChangesIn(ChangeJournal* changes, ChangeJournal::Outcomes earlier) {
+    changes_once_.KeepIn(changes, std::move(earlier));
+  }
+
+  const InodeTable& inodes() const { return inodes_; }
+  // Open files and directories the kernel has not released (yet).
+  size_t open_handles() const { return open_files_.size() + open_dirs_.size(); }
+  InodeTable& inodes() { return inodes_; }
+  // READ and WRITE requests served so far: none for a file the kernel reads through passthrough.
+  uint64_t reads_served() const { return reads_.load(std::memory_order_relaxed); }
+  uint64_t writes_served() const { return writes_.load(std::memory_order_relaxed); }
+  uint64_t listings_served() const { return listings_.load(std::memory_order_relaxed); }
+  // Lock requests waiting for their lock, and lock owners' opens held (owner_locks.h).
+  size_t pending_lock_waits() const { return lock_waiter_.pending(); }
+  size_t lock_owner_opens() const { return owner_locks_.opens(); }
+
+ private:
+  // Closes `fh`, opened by a dead daemon and reopened after the crash, and forgets the lookup of
+  // `nodeid` it counted, both in a CREATE whose answer the kernel never got: it will never
+  // release or forget them.
+  void ForgetUnanswered(uint64_t fh, uint64_t nodeid);
+  // After a crash (ReopenAfterCrash).
+  base::UniqueFd ReopenByHandle(uint64_t nodeid, const std::string& handle, int flags);
+  bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
+  bool ReopenDirAfterCrash(const OpenFileJournal::Entry& entry);
+  // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
+  // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
+  int ChangeableDirectory(uint64_t nodeid, std::string_view name,
+                          std::shared_ptr<const Inode>& dir);
+  // Makes the new entry `name` in directory `context.nodeid()` as the caller, with `make`
+  // (an *at() call returning 0 or -1 with errno), then answers with the node it made.
+  void AddEntry(const RequestContext& context, std::string_view name, uint32_t umask,
+                absl::FunctionRef<int(int dir_fd, const char* name)> make, EntryReply reply);
+  // Removes `name` from directory `context.nodeid()` as the caller with `remove`.
+  void RemoveEntry(const RequestContext& context, std::string_view name,
+                   absl::FunctionRef<int(int dir_fd, const char* name)> remove, EmptyReply reply);
+  // Removes or moves `name` in directory `context.nodeid()` as the caller with `change`, once
+  // across crashes (changes_once.h: `kind`, at `name` and, for a move, `to_dir_fd`'s `to_name`),
+  // then tells the inode table with `changed`. `to_dir_fd`, a rename's target directory, is
+  // checked for the caller's permissions too (-1 for none).
+  using NameCall = absl::FunctionRef<int(int dir_fd, const char* name)>;
+  void ChangeEntry(const RequestContext& context, std::string_view name, ChangeKind kind,
+                   int to_dir_fd, const char* to_name, NameCall change,
+                   absl::FunctionRef<void()> changed, EmptyReply reply);
+  // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
+  // `made`: the name was just made (InodeTable::Lookup's `maybe_open` is false). `cacheable`:
+  // NamesCacheableUnder(parent), where the caller has it already.
+  int EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry, bool made = false,
+              std::optional<bool> cacheable = std::nullopt);
+  // Whether names under directory `dir_node` may stay in the kernel's cache for every user
+  // (search_permission.h).
+  bool NamesCacheableUnder(uint64_t dir_node);
+  wire::EntryOut EntryFor(const Found& found) const;
+  // After a lookup: when more nodes are pinned open than the table's open limit, names the
+  // least recently used beyond half of it to the pruner.
+  void PruneIfTooManyPinned();
+  int ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change);
+  // Tells the kernel to drop the attributes it caches for `nodeid` (attributes only, waiting
+  // for its answer): for a change whose reply carries none.
+  void InvalidateAttributes(uint64_t nodeid) const;
+  // The umask the backing call applies: the request's when the kernel left it to us.
+  mode_t CreateUmask(uint32_t request_umask) const { return dont_mask_ ? request_umask : 0; }
+  // FOPEN_* flags for an OPENDIR reply.
+  uint32_t DirOpenFlags() const;
+  // The backing open's flags for a client's open flags.
+  int BackingFlags(int flags) const;
+  // Opens the backing file of `path_fd` with `flags` for the caller of `context`, who keeps the
+  // capabilities `keep` (credentials.h) for it: an fd, or -1 with errno.
+  int OpenBackingFile(const RequestContext& context, int path_fd, int flags, uint64_t keep) const;
+  // Creates `name` in `dir_fd` as the caller, or opens it if it is a regular file already and
+  // `flags` do not say O_EXCL: an fd, or -1 with errno.
+  int CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name, int flags,
+                   mode_t mode, uint32_t umask) const;
+  // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
+  // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
+  // errno to answer the open with.
+  int NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct, wire::OpenOut& out);
+  void List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply);
+  void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
+  void ChangeXattr(const RequestContext& context, EmptyReply reply,
+                   absl::FunctionRef<int(const char* path)> change);
+  // Answers a lock request: at once when `attempt` is done, else (for SETLKW) when it is.
+  void AnswerLock(const RequestContext& context, bool wait, LockWaiter::Attempt attempt,
+                  EmptyReply reply);
+
+  InodeTable inodes_;
+  const DaemonOptions options_;
+  bool dont_mask_ = false;           // from Init, before any other request
+  bool passthrough_agreed_ = false;  // likewise
+  Pruner pruner_;                    // set once by SetPruner, then only read
+  std::atomic<bool> pruner_set_{false};
+  std::atomic<int64_t> last_prune_{0};        // steady_clock ticks of the last prune asked for
+  std::atomic<Notifier*> notifier_{nullptr};  // set once by SetNotifier
+  std::atomic<uint64_t> reads_{0};
+  std::atomic<uint64_t> writes_{0};
+  std::atomic<uint64_t> listings_{0};  // READDIR and READDIRPLUS
+  // Before the lock machinery, which may still use a handle while it winds down.
+  HandleRegistry<FileHandle> open_files_;
+  HandleRegistry<DirHandle> open_dirs_;
+  // Each incarnation's node ids and fh values have 2^40 to themselves, and 2^24 incarnations fit.
+  static constexpr int kIncarnationShift = 40;
+  uint64_t first_own_fh_ = 0;           // an fh below it was a dead daemon's (ContinueAfterCrash)
+  OpenFileJournal* journal_ = nullptr;  // set once, before serving
+  ChangesOnce changes_once_;            // changes made once across crashes
+  // A dead daemon's node id of a file reopened after the crash, and its fh: what fstat of such
+  // a file needs. Written before serving, then only read.
+  absl::flat_hash_map<uint64_t, uint64_t> reopened_fh_of_node_;
+  // The close of an fh found nowhere: EBADF for one of this daemon's own, success for a dead
+  // daemon's, whose file is closed already.
+  void FinishUnknown(uint64_t fh, EmptyReply& reply) const {
+    if (fh < first_own_fh_) return reply.Ok();
+    reply.Error(EBADF);
+  }
+  // The FSYNC or FSYNCDIR of an fh found nowhere: EBADF for one of this daemon's own. For a dead
+  // daemon's (a kernel-passthrough file writes on without it) the file is closed here, so the
+  // whole backing filesystem is synced: that includes what was written to it.
+  void SyncUnknown(uint64_t fh, EmptyReply& reply);
+  OwnerLocks owner_locks_;
+  LockWaiter lock_waiter_;
+  BackingFiles backing_files_;  // before the ids it registers
+  BackingIds backing_ids_;
+};
+
+}  // namespace ringfuse::daemon
