@@ -1,5 +1,5 @@
 // What ringfuse-bench needs from the machine, and how it leaves the machine as it found it:
-// the check for root and /dev/fuse, and Ctrl-C (the io_uring switch is transport/uring_switch.h).
+// the check for root and /dev/fuse, and Ctrl-C (the io_uring switch is base/uring_switch.h).
 #pragma once
 
 #include <optional>

@@ -53,8 +53,8 @@ StressCaller::StressCaller(MessageServer& server, size_t worker, uint64_t first_
   message_.reserve(sizeof(wire::InHeader) + 256);
 }
 
-uint64_t StressCaller::Send(Opcode opcode, uint64_t nodeid, ConstBytes args,
-                            absl::string_view name) {
+absl::StatusOr<uint64_t> StressCaller::Send(Opcode opcode, uint64_t nodeid, ConstBytes args,
+                                            absl::string_view name) {
   wire::InHeader header{};
   header.len =
       static_cast<uint32_t>(sizeof(header) + args.size() + (name.empty() ? 0 : name.size() + 1));
@@ -71,14 +71,18 @@ uint64_t StressCaller::Send(Opcode opcode, uint64_t nodeid, ConstBytes args,
     message_.back() = std::byte{0};
   }
   replies_.Clear();
-  server_.Serve(worker_, message_, replies_);
+  if (absl::Status served = server_.Serve(worker_, message_, replies_); !served.ok()) {
+    return served;
+  }
   handled_.store(handled_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return header.unique;
 }
 
 absl::StatusOr<ConstBytes> StressCaller::Call(Opcode opcode, uint64_t nodeid, ConstBytes args,
                                               absl::string_view name) {
-  const uint64_t unique = Send(opcode, nodeid, args, name);
+  const absl::StatusOr<uint64_t> sent = Send(opcode, nodeid, args, name);
+  if (!sent.ok()) return sent.status();
+  const uint64_t unique = *sent;
   if (replies_.replies() == 1 && replies_.unique() == unique && replies_.error() == 0) {
     return replies_.body();
   }
@@ -95,14 +99,15 @@ absl::StatusOr<ConstBytes> StressCaller::Call(Opcode opcode, uint64_t nodeid, Co
 }
 
 absl::Status StressCaller::Tell(Opcode opcode, uint64_t nodeid, ConstBytes args) {
-  const uint64_t unique = Send(opcode, nodeid, args, {});
+  const absl::StatusOr<uint64_t> sent = Send(opcode, nodeid, args, {});
+  if (!sent.ok()) return sent.status();
+  const uint64_t unique = *sent;
   if (replies_.replies() == 0) return absl::OkStatus();
   return absl::InternalError(
       absl::StrCat(Describe(opcode, nodeid, unique, {}), ": answered, though it takes no reply"));
 }
 
-StressKernel::StressKernel(Handler& handler, size_t callers)
-    : server_(handler, unused_replies_, callers) {}
+StressKernel::StressKernel(Handler& handler, size_t callers) : server_(handler, callers) {}
 
 absl::Status StressKernel::Init() {
   const wire::InitIn offer = KernelOffer();
@@ -110,7 +115,7 @@ absl::Status StressKernel::Init() {
       MakeCaller(0)->Call(Opcode::kInit, 0, std::as_bytes(std::span(&offer, 1)));
   if (!answer.ok()) return answer.status();
   if (!server_.running()) {
-    return absl::InternalError("the dispatcher does not serve after its answer to INIT");
+    return absl::InternalError("the server does not serve after its answer to INIT");
   }
   return absl::OkStatus();
 }

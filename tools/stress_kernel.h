@@ -20,7 +20,7 @@
 
 namespace ringfuse::tools {
 
-// The replies to one thread's requests, which its handlers answer on that thread before Dispatch
+// The replies to one thread's requests, which its handlers answer on that thread before Serve
 // returns. One per thread, so that the fake transport adds no lock, and no cache line, that the
 // threads share: even a ReplyChannel's count of outstanding replies is the thread's own.
 class ReplyRecorder : public ReplyChannel {
@@ -64,7 +64,9 @@ class StressCaller {
   uint64_t handled() const { return handled_.load(std::memory_order_relaxed); }
 
  private:
-  uint64_t Send(Opcode opcode, uint64_t nodeid, ConstBytes args, absl::string_view name);
+  // The unique sent; an error only where the server refused to serve (a worker index too high).
+  absl::StatusOr<uint64_t> Send(Opcode opcode, uint64_t nodeid, ConstBytes args,
+                                absl::string_view name);
 
   MessageServer& server_;
   const size_t worker_;
@@ -79,14 +81,13 @@ class StressKernel {
   // With room for `callers` threads sending at once.
   StressKernel(Handler& handler, size_t callers);
 
-  // INIT as a 7.45 kernel sends it; an error unless the dispatcher serves after its answer.
+  // INIT as a 7.45 kernel sends it; an error unless the server serves after its answer.
   absl::Status Init();
   // The caller of thread `index`, below the `callers` given at construction. Every caller made
   // sends uniques of its own: none is sent twice over the whole run.
   std::unique_ptr<StressCaller> MakeCaller(size_t index);
 
  private:
-  ReplyRecorder unused_replies_;  // every request names its caller's channel
   MessageServer server_;
   uint64_t callers_made_ = 0;
 };

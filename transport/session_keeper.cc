@@ -1,6 +1,7 @@
 // Session::StartKept: a session whose connection a keeper holds too, so that it outlives a crash
 // of this process (ringfuse/keeper.h).
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <utility>
@@ -102,7 +103,10 @@ absl::Status SessionImpl::ServeRecovered(HandoverRecord& record, const CrashReco
                                          const SessionOptions& options,
                                          const RecoverAfterCrash& recover) {
   dispatcher_.Agree(record.negotiated);
-  if (absl::Status checked = CheckInit(options.backing_files); !checked.ok()) return checked;
+  if (absl::Status checked = CheckInit(options.backing_files); !checked.ok()) {
+    for (int fd : crash.fds) ::close(fd);  // the callback that would own them never runs
+    return checked;
+  }
   absl::StatusOr<Recovered> recovered = recover(crash);
   if (!recovered.ok()) return recovered.status();
   Log(LogLevel::kInfo, "recovering %s after a crash (incarnation %u)", mount_->mountpoint(),

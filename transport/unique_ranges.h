@@ -29,7 +29,8 @@ static_assert((kPumpUniques & (1 | wire::kUniqueResend)) == 0);
 // The Notifier's range, [1 << 62, 1 << 62 | 1 << 61), ends where the queues' begins: 2^60
 // RETRIEVEs apart.
 static_assert(kFirstNotifyUnique < kPumpUniques && !IsPumpUnique(kFirstNotifyUnique));
-// A queue index below 2^21 (no machine has that many CPUs) stays below bit 61, above the counter.
-static_assert(kPumpQueueShift + 21 == 61);
+// The highest queue index that fits, 2^21 - 1 (no machine has that many CPUs), still makes a
+// queue's unique.
+static_assert(IsPumpUnique(kPumpUniques | (((uint64_t{1} << 21) - 1) << kPumpQueueShift)));
 
 }  // namespace ringfuse::internal

@@ -29,7 +29,7 @@ uint64_t SizeOf(int fd) {
 
 uint64_t NameBefore(const ChangePlace& place) { return InodeNamed(place.dir_fd, place.name); }
 
-uint64_t SizeBefore(const ChangePlace& place) { return SizeOf(place.dir_fd); }
+uint64_t SizeBefore(const ChangePlace& place) { return SizeOf(place.file_fd); }
 
 std::optional<int64_t> NameAdded(const ChangePlace& place, uint64_t before) {
   struct stat st;
@@ -54,7 +54,7 @@ std::optional<int64_t> NameMoved(const ChangePlace& place, uint64_t moved) {
 }
 
 std::optional<int64_t> Appended(const ChangePlace& place, uint64_t before) {
-  const uint64_t now = SizeOf(place.dir_fd);
+  const uint64_t now = SizeOf(place.file_fd);
   if (before == kUnknown || now == kUnknown || now <= before) return std::nullopt;
   return static_cast<int64_t>(std::min(now - before, place.length));
 }

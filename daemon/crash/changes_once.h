@@ -36,11 +36,12 @@ enum class ChangeKind {
 
 // Where a change happens.
 struct ChangePlace {
-  int dir_fd = -1;                // the name's directory; for kAppended, the file
+  int dir_fd = -1;                // the name's directory
   const char* name = nullptr;     // the name added, removed or moved
   int to_dir_fd = -1;             // kNameMoved: the directory it moves to
   const char* to_name = nullptr;  // kNameMoved: its new name
   uid_t maker = 0;                // kNameAdded: who makes the name
+  int file_fd = -1;               // kAppended: the file
   uint64_t length = 0;            // kAppended: the bytes appended
 };
 

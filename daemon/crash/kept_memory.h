@@ -32,7 +32,7 @@ namespace ringfuse::daemon {
 inline std::optional<std::string> MemfdName(int memfd) {
   constexpr std::string_view kPrefix = "/memfd:";
   constexpr std::string_view kSuffix = " (deleted)";
-  char link[256];
+  char link[512];  // "/memfd:" a name of at most 249 bytes " (deleted)"
   const ssize_t size =
       ::readlink(("/proc/self/fd/" + std::to_string(memfd)).c_str(), link, sizeof(link));
   if (size <= 0 || static_cast<size_t>(size) == sizeof(link)) return std::nullopt;

@@ -14,17 +14,18 @@
 namespace ringfuse::daemon {
 namespace {
 
-// The keeper's fds by their memfds' names; an fd that is no memfd, or a name given twice, is
-// left out (a second journal of one kind is no daemon's: DataLoss if it is one that is needed).
+// The keeper's fds by their memfds' names. Every fd is owned first, so that each is closed
+// whatever happens; one that is no memfd is closed at once. A name given twice is DataLoss: no
+// daemon kept two journals of one kind.
 using KeptByName = absl::flat_hash_map<std::string, base::UniqueFd>;
 
 absl::StatusOr<KeptByName> ByName(const std::vector<int>& fds) {
+  std::vector<base::UniqueFd> owned(fds.begin(), fds.end());
   KeptByName kept;
-  for (int fd : fds) {
-    base::UniqueFd owned(fd);
-    const std::optional<std::string> name = MemfdName(owned.get());
+  for (base::UniqueFd& fd : owned) {
+    const std::optional<std::string> name = MemfdName(fd.get());
     if (!name.has_value()) continue;
-    if (!kept.emplace(*name, std::move(owned)).second) {
+    if (!kept.emplace(*name, std::move(fd)).second) {
       return absl::DataLossError(absl::StrCat("the keeper holds two journals named ", *name));
     }
   }

@@ -28,8 +28,8 @@ namespace ringfuse::daemon {
 
 class KeptState {
  public:
-  // New journals, which `fs` records in from now on; the fds for Session::StartKept's
-  // `kept_fds`, which the keeper keeps.
+  // Creates the three journals, which `fs` records in from now on, and returns their memfds for
+  // Session::StartKept's `kept_fds`, for the keeper to hold (they stay this object's).
   absl::StatusOr<std::vector<int>> Journal(PassthroughFs& fs);
 
   // The daemon started after a crash, before the first request: node ids and fh values of this

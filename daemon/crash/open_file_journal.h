@@ -33,11 +33,11 @@ class OpenFileJournal {
     char handle[kMaxHandle];
   };
 
-  // A new, empty journal in a memfd.
   // The memfd's name, by which a daemon after a crash knows this journal among the keeper's fds:
   // it names the journal and the format of its records (kept_state.h).
   static constexpr char kMemfdName[] = "ringfused-open-files";
 
+  // A new, empty journal in a memfd.
   static absl::StatusOr<std::unique_ptr<OpenFileJournal>> Create();
   // The journal a dead daemon kept in `memfd`, with the records it holds.
   static absl::StatusOr<std::unique_ptr<OpenFileJournal>> Adopt(base::UniqueFd memfd);

@@ -353,7 +353,7 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   // when the file has grown by its length since. The test hooks know it by the bytes.
   const std::string_view bytes(reinterpret_cast<const char*>(args.data.data()), args.data.size());
   const SetIdWatch set_id(fd, args.kill_suid_gid());
-  const ChangePlace place{.dir_fd = fd, .length = args.data.size()};
+  const ChangePlace place{.file_fd = fd, .length = args.data.size()};
   const int64_t result =
       (file->flags() & O_APPEND) == 0
           ? write_bytes()

@@ -29,7 +29,8 @@
 ///
 /// What the kernel still refers to can be rebuilt: the keeper holds, beside the connection, fds
 /// the application gives it (StartKept's `kept_fds`) and hands them to each process after a
-/// crash (CrashRecovery::fds). ringfused keeps its open files in such a memfd.
+/// crash (CrashRecovery::fds). ringfused keeps its journals (its open files, its nodes, its
+/// changes) in such memfds, and knows each by its memfd's name rather than by its place.
 ///
 /// Transports: threads and uring (their workers read the connection's fd itself, not clones, so
 /// that nothing the kernel delivered dies with the process). uring-cmd cannot be kept: its ring

@@ -1,6 +1,7 @@
 /// \file
-/// Replies to the kernel: where they go (ReplyChannel), the move-only token a handler answers
-/// through, one typed reply per kind of answer, and the encoders they are made of.
+/// Replies to the kernel: the move-only token a handler answers through, one typed reply per
+/// kind of answer, and the structs they carry. Where replies go (ReplyChannel) and how a reply
+/// message is encoded are ringfuse/protocol/reply_channel.h.
 #pragma once
 
 #include <sys/stat.h>

@@ -46,7 +46,7 @@ class MessageServerTest : public ::testing::Test {
              size_t worker = 0) {
     const std::vector<std::byte> message =
         RequestMessage({opcode, unique, nodeid, 0, 0, 1, 0}, body);
-    server_.Serve(worker, message, replies_);
+    ASSERT_TRUE(server_.Serve(worker, message, replies_).ok());
   }
   void Init() {
     Wire offer;
@@ -56,7 +56,7 @@ class MessageServerTest : public ::testing::Test {
 
   MemFs fs_;
   Replies replies_;
-  MessageServer server_{fs_, replies_, /*workers=*/2};
+  MessageServer server_{fs_, /*workers=*/2};
 };
 
 TEST_F(MessageServerTest, AnswersInitThenRoutesRequestsToTheHandler) {
@@ -78,6 +78,27 @@ TEST_F(MessageServerTest, AnswersWhatCannotBeHandledAndServesOn) {
   EXPECT_EQ(replies_.To(8), std::vector<int32_t>{-ENOSYS});
   Serve(static_cast<uint32_t>(Opcode::kLookup), 10, wire::kRootId, Wire().CString("nope"));
   EXPECT_EQ(replies_.To(10), std::vector<int32_t>{-ENOENT});
+}
+
+// Each reply goes to the channel its Serve names: a transport's worker has its own.
+TEST_F(MessageServerTest, RepliesGoToTheChannelServeNames) {
+  Init();
+  Replies other;
+  const std::vector<std::byte> lookup =
+      RequestMessage({static_cast<uint32_t>(Opcode::kLookup), 12, wire::kRootId, 0, 0, 1, 0},
+                     Wire().CString("nope"));
+  ASSERT_TRUE(server_.Serve(1, lookup, other).ok());
+  EXPECT_EQ(other.To(12), std::vector<int32_t>{-ENOENT});
+  EXPECT_TRUE(replies_.To(12).empty());
+}
+
+TEST_F(MessageServerTest, AWorkerIndexBeyondTheWorkersIsRefused) {
+  Init();
+  const std::vector<std::byte> lookup =
+      RequestMessage({static_cast<uint32_t>(Opcode::kLookup), 14, wire::kRootId, 0, 0, 1, 0},
+                     Wire().CString("nope"));
+  EXPECT_EQ(server_.Serve(2, lookup, replies_).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_TRUE(replies_.To(14).empty()) << "nothing is served";
 }
 
 }  // namespace
