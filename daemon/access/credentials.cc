@@ -208,7 +208,7 @@ ActAsCaller::ActAsCaller(const RequestContext& context, std::optional<mode_t> um
   const CallerGroupSet groups = CallerGroups(context);
   if (!groups.complete && UnknownGroupCouldDeny(context, groups.groups, decided_on)) {
     ok_ = false;
-    error_ = EACCES;
+    error_ = base::Errno(EACCES);
     return;
   }
   switched_ids_ = true;
@@ -262,31 +262,9 @@ ActAsCaller::~ActAsCaller() {
   }
 }
 
-int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
-                 absl::FunctionRef<int()> call, uint64_t keep,
-                 std::initializer_list<int> decided_on) {
-  ActAsCaller caller(context, umask, keep, decided_on);
-  if (!caller.ok()) {
-    errno = caller.error();
-    return -1;
-  }
-  return call();
-}
-
-int CallAsOwnerOf(int fd, absl::FunctionRef<int()> call, uint64_t keep) {
-  const std::optional<FileOwner> owner = OwnerOf(fd);
-  if (!owner) return -1;
-  ActAsCaller as_owner(*owner, keep);
-  if (!as_owner.ok()) {
-    errno = EPERM;
-    return -1;
-  }
-  return call();
-}
-
-std::optional<FileOwner> OwnerOf(int fd) {
+base::ErrnoOr<FileOwner> OwnerOf(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return std::nullopt;
+  if (::fstat(fd, &st) != 0) return base::Errno::Last();
   return FileOwner{st.st_uid, st.st_gid};
 }
 

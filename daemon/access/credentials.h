@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/functional/function_ref.h"
+#include "base/errno.h"
 #include "ringfuse/handler.h"
 
 namespace ringfuse::daemon {
@@ -102,8 +102,8 @@ struct FileOwner {
   uint32_t uid = 0;
   uint32_t gid = 0;
 };
-// The owner of what `fd` is open on; nullopt, with errno, where fstat fails.
-std::optional<FileOwner> OwnerOf(int fd);
+// The owner of what `fd` is open on, or fstat's error.
+base::ErrnoOr<FileOwner> OwnerOf(int fd);
 
 // For an operation that creates nothing: the thread's umask is left as it is.
 inline constexpr std::optional<mode_t> kCreatesNothing;
@@ -160,14 +160,14 @@ class ActAsCaller {
   // operation must fail instead of being made, with error(): EPERM, or EACCES where a group
   // the daemon does not know of could deny the caller.
   bool ok() const { return ok_; }
-  int error() const { return error_; }
+  base::Errno error() const { return error_; }
 
  private:
   void SwitchIds(uint32_t uid, uint32_t gid, const std::vector<gid_t>& groups, uint64_t keep);
   bool DropCapabilities(uint64_t keep);
 
   bool ok_ = true;
-  int error_ = EPERM;
+  base::Errno error_{EPERM};
   bool own_umask_ = false;  // false where unshare(CLONE_FS) failed: the process umask applies
   mode_t old_umask_ = 0;
   bool switched_ids_ = false;
@@ -177,16 +177,28 @@ class ActAsCaller {
   std::optional<Capabilities> old_capabilities_;  // set where the effective set was emptied
 };
 
-// Returns `call()` (an fd, or 0, or -1 with errno) made as the caller; -1 with ActAsCaller's
-// error(), without calling, where the thread cannot act as the caller without more rights than
-// the caller's.
-int CallAsCaller(const RequestContext& context, std::optional<mode_t> umask,
-                 absl::FunctionRef<int()> call, uint64_t keep = 0,
-                 std::initializer_list<int> decided_on = {});
+// Returns `call()` made as the caller, or ActAsCaller's error(), without calling, where the thread
+// cannot act as the caller without more rights than the caller's. `call` returns a base::Errno
+// or a base::ErrnoOr: it reads errno itself, before the thread takes its own identity back.
+template <typename Call>
+auto CallAsCaller(const RequestContext& context, std::optional<mode_t> umask, Call&& call,
+                  uint64_t keep = 0, std::initializer_list<int> decided_on = {})
+    -> decltype(call()) {
+  ActAsCaller caller(context, umask, keep, decided_on);
+  if (!caller.ok()) return caller.error();
+  return call();
+}
 
-// Returns `call()` made as the owner of what `fd` is open on (ActAsCaller's second form); -1
-// with errno, without calling, where the owner is unknown or cannot be acted as.
-int CallAsOwnerOf(int fd, absl::FunctionRef<int()> call, uint64_t keep);
+// Returns `call()` made as the owner of what `fd` is open on (ActAsCaller's second form), or,
+// without calling, the error where the owner is unknown or cannot be acted as.
+template <typename Call>
+auto CallAsOwnerOf(int fd, Call&& call, uint64_t keep) -> decltype(call()) {
+  const base::ErrnoOr<FileOwner> owner = OwnerOf(fd);
+  if (!owner.ok()) return owner.error();
+  ActAsCaller as_owner(*owner, keep);
+  if (!as_owner.ok()) return base::Errno(EPERM);
+  return call();
+}
 
 // This thread's own supplementary groups, as the kernel holds them (for tests and restores).
 std::vector<gid_t> ThreadGroups();

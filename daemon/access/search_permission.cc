@@ -44,9 +44,11 @@ bool EveryoneMaySearch(int dir_fd, const struct stat& st) {
   return (st.st_mode & kEveryoneSearches) == kEveryoneSearches && !MayHaveAcl(dir_fd);
 }
 
-int KernelSaysCallerMaySearch(const RequestContext& context, int dir_fd) {
-  const auto may_search = [&] { return ::faccessat(dir_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); };
-  return CallAsCaller(context, kCreatesNothing, may_search, 0, {dir_fd}) == 0 ? 0 : errno;
+base::Errno KernelSaysCallerMaySearch(const RequestContext& context, int dir_fd) {
+  const auto may_search = [&] {
+    return base::Errno::OfCall(::faccessat(dir_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS));
+  };
+  return CallAsCaller(context, kCreatesNothing, may_search, 0, {dir_fd});
 }
 
 }  // namespace
@@ -65,12 +67,12 @@ bool EveryoneMaySearch(int dir_fd) {
 // switches (~1 us each), more than the rest of a LOOKUP, where the outcome cannot depend on them.
 // The owner's right is the mode's even with an ACL. A race with a chmod gives the answer from just
 // before it.
-int CallerMaySearch(const RequestContext& context, int dir_fd) {
-  if (context.uid() == 0) return 0;
+base::Errno CallerMaySearch(const RequestContext& context, int dir_fd) {
+  if (context.uid() == 0) return base::Errno();
   struct stat st;
-  if (::fstat(dir_fd, &st) != 0) return errno;
-  if (st.st_uid == context.uid() && (st.st_mode & S_IXUSR)) return 0;
-  if (EveryoneMaySearch(dir_fd, st)) return 0;
+  if (::fstat(dir_fd, &st) != 0) return base::Errno::Last();
+  if (st.st_uid == context.uid() && (st.st_mode & S_IXUSR)) return base::Errno();
+  if (EveryoneMaySearch(dir_fd, st)) return base::Errno();
   return KernelSaysCallerMaySearch(context, dir_fd);
 }
 

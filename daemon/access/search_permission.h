@@ -17,6 +17,7 @@
 // uid 0 keeps CAP_DAC_READ_SEARCH.
 #pragma once
 
+#include "base/errno.h"
 #include "daemon/options.h"
 #include "ringfuse/handler.h"
 
@@ -26,11 +27,11 @@ namespace ringfuse::daemon {
 // group and others, and no access ACL, which might take it from a named user or group.
 bool EveryoneMaySearch(int dir_fd);
 
-// 0 when the request's caller may search directory `dir_fd`, else the errno (EACCES). Decided
-// from the directory's mode where that settles it (a root caller, the owner with x, everyone
-// with x), else by the kernel on the backing directory as the caller, supplementary groups and
-// ACLs included.
-int CallerMaySearch(const RequestContext& context, int dir_fd);
+// No error when the request's caller may search directory `dir_fd`, else the error (EACCES).
+// Decided from the directory's mode where that settles it (a root caller, the owner with x,
+// everyone with x), else by the kernel on the backing directory as the caller, supplementary groups
+// and ACLs included.
+base::Errno CallerMaySearch(const RequestContext& context, int dir_fd);
 
 // Whether the kernel checks every user's walk through directory `dir_fd` as natively, without
 // the daemon: then the names under it may stay cached for all, and a LOOKUP there need not check

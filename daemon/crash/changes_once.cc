@@ -31,7 +31,7 @@ uint64_t NameBefore(const ChangePlace& place) { return InodeNamed(place.dir_fd, 
 
 uint64_t SizeBefore(const ChangePlace& place) { return SizeOf(place.file_fd); }
 
-std::optional<int64_t> NameAdded(const ChangePlace& place, uint64_t before) {
+std::optional<uint64_t> NameAdded(const ChangePlace& place, uint64_t before) {
   struct stat st;
   if (before != 0 || ::fstatat(place.dir_fd, place.name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
       st.st_uid != place.maker) {
@@ -40,30 +40,30 @@ std::optional<int64_t> NameAdded(const ChangePlace& place, uint64_t before) {
   return 0;
 }
 
-std::optional<int64_t> NameRemoved(const ChangePlace& place, uint64_t before) {
+std::optional<uint64_t> NameRemoved(const ChangePlace& place, uint64_t before) {
   if (before == 0 || before == kUnknown) return std::nullopt;
   const uint64_t now = InodeNamed(place.dir_fd, place.name);
   if (now == before || now == kUnknown) return std::nullopt;
   return 0;
 }
 
-std::optional<int64_t> NameMoved(const ChangePlace& place, uint64_t moved) {
+std::optional<uint64_t> NameMoved(const ChangePlace& place, uint64_t moved) {
   if (moved == 0 || moved == kUnknown) return std::nullopt;
   if (InodeNamed(place.to_dir_fd, place.to_name) != moved) return std::nullopt;
   return 0;
 }
 
-std::optional<int64_t> Appended(const ChangePlace& place, uint64_t before) {
+std::optional<uint64_t> Appended(const ChangePlace& place, uint64_t before) {
   const uint64_t now = SizeOf(place.file_fd);
   if (before == kUnknown || now == kUnknown || now <= before) return std::nullopt;
-  return static_cast<int64_t>(std::min(now - before, place.length));
+  return std::min(now - before, place.length);
 }
 
 // Each kind's evidence, in ChangeKind's order: what is recorded before the change, and, after a
 // crash in its middle, its result if that finds it made.
 struct Evidence {
   uint64_t (*before)(const ChangePlace& place);
-  std::optional<int64_t> (*made)(const ChangePlace& place, uint64_t before);
+  std::optional<uint64_t> (*made)(const ChangePlace& place, uint64_t before);
 };
 constexpr Evidence kEvidence[] = {
     {NameBefore, NameAdded},    // kNameAdded
@@ -75,11 +75,17 @@ static_assert(std::size(kEvidence) == static_cast<size_t>(ChangeKind::kAppended)
 
 const Evidence& EvidenceOf(ChangeKind kind) { return kEvidence[static_cast<size_t>(kind)]; }
 
-// A recorded result is what a backing call gave: a count or fd, or minus an errno (at most 4095,
-// as the kernel's). Any other is no daemon's record, and negated it would overflow: EIO.
-int64_t Recorded(const ChangeJournal::Outcome& earlier) {
-  constexpr int64_t kLowestErrno = -4095;
-  return earlier.result >= kLowestErrno ? earlier.result : -EIO;
+// A result is recorded as a count or fh, or minus an errno (at most 4095, as the kernel's). Any
+// other is no daemon's record, and negated it would overflow: EIO.
+constexpr int64_t kLowestErrno = -4095;
+
+int64_t ToRecord(const ChangeResult& result) {
+  return result.ok() ? static_cast<int64_t>(*result) : -int64_t{result.error().value()};
+}
+
+ChangeResult Recorded(const ChangeJournal::Outcome& earlier) {
+  if (earlier.result >= 0) return static_cast<uint64_t>(earlier.result);
+  return base::Errno(earlier.result >= kLowestErrno ? static_cast<int>(-earlier.result) : EIO);
 }
 
 }  // namespace
@@ -95,10 +101,10 @@ const ChangeJournal::Outcome* ChangesOnce::Earlier(const RequestContext& context
   return &found->second;
 }
 
-int64_t ChangesOnce::Record(
+ChangeResult ChangesOnce::Record(
     const RequestContext& context, std::string_view subject, ChangeKind kind,
     const ChangePlace& place,
-    absl::FunctionRef<int64_t(const ChangeJournal::Outcome* earlier)> result) {
+    absl::FunctionRef<ChangeResult(const ChangeJournal::Outcome* earlier)> result) {
   const ChangeJournal::Outcome* earlier = Earlier(context);
   // A replay is recorded too, with what the first record said: a crash before its reply has the
   // request sent once more.
@@ -106,36 +112,40 @@ int64_t ChangesOnce::Record(
       context.header.unique & ~wire::kUniqueResend, static_cast<Opcode>(context.header.opcode),
       earlier != nullptr ? earlier->evidence : EvidenceOf(kind).before(place));
   HangInChangeIfTestAsks("begun", subject);
-  const int64_t made = result(earlier);
+  ChangeResult made = result(earlier);
   HangInChangeIfTestAsks("made", subject);
-  journal_->Done(record, made);
+  journal_->Done(record, ToRecord(made));
   HangInChangeIfTestAsks("recorded", subject);
   return made;
 }
 
-int64_t ChangesOnce::Make(const RequestContext& context, std::string_view subject, ChangeKind kind,
-                          const ChangePlace& place, absl::FunctionRef<int64_t()> execute) {
+ChangeResult ChangesOnce::Make(const RequestContext& context, std::string_view subject,
+                               ChangeKind kind, const ChangePlace& place,
+                               absl::FunctionRef<ChangeResult()> execute) {
   if (journal_ == nullptr) return execute();
-  return Record(context, subject, kind, place, [&](const ChangeJournal::Outcome* earlier) {
-    if (earlier == nullptr) return execute();
-    if (earlier->done) return Recorded(*earlier);
-    if (const std::optional<int64_t> made = EvidenceOf(kind).made(place, earlier->evidence)) {
-      return *made;
-    }
-    return execute();
-  });
+  return Record(
+      context, subject, kind, place, [&](const ChangeJournal::Outcome* earlier) -> ChangeResult {
+        if (earlier == nullptr) return execute();
+        if (earlier->done) return Recorded(*earlier);
+        if (const std::optional<uint64_t> made = EvidenceOf(kind).made(place, earlier->evidence)) {
+          return *made;
+        }
+        return execute();
+      });
 }
 
-int64_t ChangesOnce::Make(const RequestContext& context, std::string_view subject, ChangeKind kind,
-                          const ChangePlace& place, absl::FunctionRef<int64_t()> execute,
-                          MadeBefore made_before) {
+ChangeResult ChangesOnce::Make(const RequestContext& context, std::string_view subject,
+                               ChangeKind kind, const ChangePlace& place,
+                               absl::FunctionRef<ChangeResult()> execute, MadeBefore made_before) {
   if (journal_ == nullptr) return execute();
-  return Record(context, subject, kind, place, [&](const ChangeJournal::Outcome* earlier) {
-    if (earlier == nullptr) return execute();
-    if (earlier->done && earlier->result < 0) return Recorded(*earlier);
-    if (!earlier->done && !EvidenceOf(kind).made(place, earlier->evidence)) return execute();
-    return made_before(*earlier);
-  });
+  return Record(context, subject, kind, place,
+                [&](const ChangeJournal::Outcome* earlier) -> ChangeResult {
+                  if (earlier == nullptr) return execute();
+                  if (earlier->done && earlier->result < 0) return Recorded(*earlier);
+                  if (!earlier->done && !EvidenceOf(kind).made(place, earlier->evidence))
+                    return execute();
+                  return made_before(*earlier);
+                });
 }
 
 }  // namespace ringfuse::daemon

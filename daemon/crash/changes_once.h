@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "absl/functional/function_ref.h"
+#include "base/errno.h"
 #include "daemon/crash/change_journal.h"
 #include "ringfuse/handler.h"
 
@@ -45,6 +46,15 @@ struct ChangePlace {
   uint64_t length = 0;            // kAppended: the bytes appended
 };
 
+// What a change gave: a count, an fh or 0; or its error.
+using ChangeResult = base::ErrnoOr<uint64_t>;
+
+// The result of a change that gives no count: 0, or its error.
+inline ChangeResult ChangeResultOf(base::Errno error) {
+  if (!error.ok()) return error;
+  return uint64_t{0};
+}
+
 class ChangesOnce {
  public:
   // Records in `journal` from now on (null: nothing is recorded, every change is made), and
@@ -55,27 +65,28 @@ class ChangesOnce {
     earlier_ = std::move(earlier);
   }
 
-  // The result of a change (a count, an fh or 0, or -errno), made once: for a request resent
-  // whose change a dead daemon began, the result it recorded; else, killed in the middle, the
-  // change's result when its kind's evidence finds it made (0; for an append, the bytes the file
-  // grew by); else `execute()`'s. `subject` names the change for the test hooks (test_hooks.h).
-  int64_t Make(const RequestContext& context, std::string_view subject, ChangeKind kind,
-               const ChangePlace& place, absl::FunctionRef<int64_t()> execute);
+  // The result of a change, made once: for a request resent whose change a dead daemon began,
+  // the result it recorded; else, killed in the middle, the change's result when its kind's
+  // evidence finds it made (0; for an append, the bytes the file grew by); else `execute()`'s.
+  // `subject` names the change for the test hooks (test_hooks.h).
+  ChangeResult Make(const RequestContext& context, std::string_view subject, ChangeKind kind,
+                    const ChangePlace& place, absl::FunctionRef<ChangeResult()> execute);
 
   // Make, for a change whose effect the kernel never got though the change was made: CREATE,
   // whose fh the dead daemon gave no answer with. A change made and not failed (a result >= 0
   // recorded, or found made) answers `made_before(earlier)` instead of its recorded result.
-  using MadeBefore = absl::FunctionRef<int64_t(const ChangeJournal::Outcome& earlier)>;
-  int64_t Make(const RequestContext& context, std::string_view subject, ChangeKind kind,
-               const ChangePlace& place, absl::FunctionRef<int64_t()> execute,
-               MadeBefore made_before);
+  using MadeBefore = absl::FunctionRef<ChangeResult(const ChangeJournal::Outcome& earlier)>;
+  ChangeResult Make(const RequestContext& context, std::string_view subject, ChangeKind kind,
+                    const ChangePlace& place, absl::FunctionRef<ChangeResult()> execute,
+                    MadeBefore made_before);
 
  private:
   // The dead daemon's record of this request's change, if it began it.
   const ChangeJournal::Outcome* Earlier(const RequestContext& context) const;
-  int64_t Record(const RequestContext& context, std::string_view subject, ChangeKind kind,
-                 const ChangePlace& place,
-                 absl::FunctionRef<int64_t(const ChangeJournal::Outcome* earlier)> result);
+  ChangeResult Record(
+      const RequestContext& context, std::string_view subject, ChangeKind kind,
+      const ChangePlace& place,
+      absl::FunctionRef<ChangeResult(const ChangeJournal::Outcome* earlier)> result);
 
   ChangeJournal* journal_ = nullptr;  // set once, before serving
   ChangeJournal::Outcomes earlier_;   // likewise, then only read

@@ -51,16 +51,16 @@ size_t PassthroughFs::ReopenAfterCrash(OpenFileJournal& journal) {
 // FIFO's open would block recovery for good, a device's would pass nodev).
 base::UniqueFd PassthroughFs::ReopenByHandle(uint64_t nodeid, const std::string& handle,
                                              int flags) {
-  const std::shared_ptr<const Inode> node = inodes_.Get(nodeid);
-  if (node == nullptr) return base::UniqueFd();
-  const base::UniqueFd inode = inodes_.handles().Open(handle);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> node = inodes_.Get(nodeid);
+  if (!node.ok()) return base::UniqueFd();
+  const base::ErrnoOr<base::UniqueFd> inode = inodes_.handles().Open(handle);
   struct stat st {};
   const bool directory = (flags & O_DIRECTORY) != 0;
-  if (!inode.valid() || ::fstat(inode.get(), &st) != 0 || st.st_dev != node->dev ||
-      st.st_ino != node->ino || !(directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
+  if (!inode.ok() || ::fstat(inode->get(), &st) != 0 || st.st_dev != (*node)->dev ||
+      st.st_ino != (*node)->ino || !(directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
     return base::UniqueFd();
   }
-  return base::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode.get()).c_str(),
+  return base::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode->get()).c_str(),
                                (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC));
 }
 

@@ -10,13 +10,16 @@ namespace ringfuse::daemon {
 
 std::string ProcPath(int fd) { return absl::StrFormat("/proc/self/fd/%d", fd); }
 
-int Reopen(int fd, int flags) {
+base::ErrnoOr<base::UniqueFd> Reopen(int fd, int flags) {
   const std::string path = ProcPath(fd);
   return OpenMakingRoom([&] {
-    return ::open(path.c_str(), (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC);
+    return base::FdOfCall(
+        ::open(path.c_str(), (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_NOFOLLOW)) | O_CLOEXEC));
   });
 }
 
-int Sync(int fd, bool datasync) { return datasync ? ::fdatasync(fd) : ::fsync(fd); }
+base::Errno Sync(int fd, bool datasync) {
+  return base::Errno::OfCall(datasync ? ::fdatasync(fd) : ::fsync(fd));
+}
 
 }  // namespace ringfuse::daemon

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "base/errno.h"
+
 namespace ringfuse::daemon {
 
 // "/proc/self/fd/N": the kernel resolves it to the inode `fd` holds, not to any name, so a
@@ -13,9 +15,9 @@ std::string ProcPath(int fd);
 // permissions on the inode again, as the thread's current credentials. Flags that only mean
 // something to a name (O_CREAT, O_EXCL, O_NOCTTY, O_NOFOLLOW: the magic link itself is a symlink)
 // are dropped. Takes fds back from the inode table when none is free (fd_room.h).
-int Reopen(int fd, int flags);
+base::ErrnoOr<base::UniqueFd> Reopen(int fd, int flags);
 
-// fsync, or fdatasync for `datasync` (FSYNC's FUSE_FSYNC_FDATASYNC); returns as they do.
-int Sync(int fd, bool datasync);
+// fsync, or fdatasync for `datasync` (FSYNC's FUSE_FSYNC_FDATASYNC).
+base::Errno Sync(int fd, bool datasync);
 
 }  // namespace ringfuse::daemon

@@ -17,14 +17,14 @@ namespace {
 // not decide again). Not as root: a writer would pass quotas and use root's reserved blocks.
 absl::StatusOr<BackingFile> RegisterAsOwner(const BackingFiles& backing_files, int fd) {
   absl::StatusOr<BackingFile> registered = absl::UnavailableError("not registered");
-  const int made = CallAsOwnerOf(
+  const base::Errno acted = CallAsOwnerOf(
       fd,
       [&] {
         registered = backing_files.Open(fd);
-        return 0;
+        return base::Errno();
       },
       kCapabilitySysAdmin | kCapabilityFsetid);
-  if (made != 0) return base::ErrnoStatus(errno, "acting as the backing file's owner");
+  if (!acted.ok()) return base::ErrnoStatus(acted.value(), "acting as the backing file's owner");
   return registered;
 }
 
@@ -40,9 +40,9 @@ absl::StatusOr<int32_t> BackingIds::Acquire(const BackingFiles& backing_files, i
   }
   // Opened as the daemon: the client's own open, as the caller, already passed the checks. The
   // kernel keeps its own reference to the file; ours closes on return.
-  const base::UniqueFd backing(Reopen(handle_fd, O_RDONLY));
-  if (!backing.valid()) return absl::UnavailableError("no backing file to share");
-  absl::StatusOr<BackingFile> registered = RegisterAsOwner(backing_files, backing.get());
+  const base::ErrnoOr<base::UniqueFd> backing = Reopen(handle_fd, O_RDONLY);
+  if (!backing.ok()) return base::ErrnoStatus(backing.error().value(), "no backing file to share");
+  absl::StatusOr<BackingFile> registered = RegisterAsOwner(backing_files, backing->get());
   if (!registered.ok()) return registered.status();
   const int32_t id = registered->id();
   shard.shared[{dev, ino}] = Shared{std::move(*registered), 1};

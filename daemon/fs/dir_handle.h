@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "base/errno.h"
 
 namespace ringfuse::daemon {
 
@@ -42,14 +44,14 @@ class DirHandle {
   // entry is kept for the next listing, which (as the kernel's READDIRs do) usually resumes right
   // there. Every other offset costs a seekdir(3), after which glibc and the backing filesystem
   // read the directory again from that cookie (ext4 rebuilds its hash cursor); resuming where the
-  // stream stands costs nothing. Returns 0 at the end or when `add` refused one, else the errno
-  // of a failed read. Listings of one handle take turns.
+  // stream stands costs nothing. Returns no error at the end or when `add` refused one, else the
+  // error of a failed read. Listings of one handle take turns.
   template <typename Add>
-  int List(uint64_t offset, Add add) ABSL_LOCKS_EXCLUDED(mutex_);
+  base::Errno List(uint64_t offset, Add add) ABSL_LOCKS_EXCLUDED(mutex_);
 
  private:
-  // The next entry: the one kept, else the stream's; false at the end, or with errno set.
-  bool Next(DirEntry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // The next entry: the one kept, else the stream's. False at the end.
+  base::ErrnoOr<bool> Next(DirEntry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   absl::Mutex mutex_;
   DIR* const dir_;
@@ -60,7 +62,7 @@ class DirHandle {
 };
 
 template <typename Add>
-int DirHandle::List(uint64_t offset, Add add) {
+base::Errno DirHandle::List(uint64_t offset, Add add) {
   absl::MutexLock lock(&mutex_);
   if (stands_at_ != offset) {
     ::seekdir(dir_, static_cast<long>(offset));
@@ -69,12 +71,12 @@ int DirHandle::List(uint64_t offset, Add add) {
   }
   for (;;) {
     DirEntry entry;
-    errno = 0;
-    if (!Next(entry)) {
-      if (errno == 0) return 0;
+    const base::ErrnoOr<bool> read = Next(entry);
+    if (!read.ok()) {
       stands_at_.reset();
-      return errno;
+      return read.error();
     }
+    if (!*read) return base::Errno();
     if (!add(entry)) {
       if (!kept_) {
         kept_name_.assign(entry.name);
@@ -82,20 +84,25 @@ int DirHandle::List(uint64_t offset, Add add) {
         kept_entry_.name = kept_name_;
         kept_ = true;
       }
-      return 0;
+      return base::Errno();
     }
     kept_ = false;
     stands_at_ = entry.next;
   }
 }
 
-inline bool DirHandle::Next(DirEntry& entry) {
+// readdir(3) tells its end from an error only by errno, which it leaves alone at the end.
+inline base::ErrnoOr<bool> DirHandle::Next(DirEntry& entry) {
   if (kept_) {
     entry = kept_entry_;
     return true;
   }
+  errno = 0;
   const dirent* read = ::readdir(dir_);
-  if (read == nullptr) return false;
+  if (read == nullptr) {
+    if (errno != 0) return base::Errno::Last();
+    return false;
+  }
   entry = DirEntry{read->d_name, read->d_ino, read->d_type, static_cast<uint64_t>(read->d_off)};
   return true;
 }

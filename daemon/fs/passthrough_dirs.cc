@@ -14,19 +14,17 @@
 namespace ringfuse::daemon {
 
 void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, OpenReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(context.nodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
   // As the caller: without default_permissions, this is where the right to list is checked.
-  const int fd = CallAsCaller(context, kCreatesNothing,
-                              [&] { return Reopen(inode->path.get(), O_RDONLY | O_DIRECTORY); }, 0,
-                              {inode->path.get()});
-  if (fd < 0) return reply.Error(errno);
-  DIR* dir = ::fdopendir(fd);
-  if (dir == nullptr) {
-    const int error = errno;
-    ::close(fd);
-    return reply.Error(error);
-  }
+  base::ErrnoOr<base::UniqueFd> fd = CallAsCaller(
+      context, kCreatesNothing, [&] { return Reopen(inode.path.get(), O_RDONLY | O_DIRECTORY); }, 0,
+      {inode.path.get()});
+  if (!fd.ok()) return reply.Error(fd.error().value());
+  DIR* dir = ::fdopendir(fd->get());
+  if (dir == nullptr) return reply.Error(base::Errno::Last().value());
+  fd->release();  // the stream owns it now
   const uint64_t fh = open_dirs_.Add(std::make_unique<DirHandle>(dir));
   if (journal_ != nullptr) {
     journal_->Opened(fh, context.nodeid(), inodes_.handles().HandleOf(::dirfd(dir)),
@@ -78,11 +76,11 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
   if (handle == nullptr) return reply.Error(EBADF);
   const bool look_up = plus && KernelChecksWalksThrough(options_, handle->fd());
   DirentPacker& packer = reply.packer();
-  const int error = handle->List(reply.offset(), [&](const DirEntry& entry) {
+  const base::Errno error = handle->List(reply.offset(), [&](const DirEntry& entry) {
     if (look_up && IsPlainName(entry.name)) {
       Found found;
       // A name gone since it was read is left out, as a listing natively may or may not show it.
-      if (inodes_.Lookup(dir_node, entry.name, found) != 0) return true;
+      if (!inodes_.Lookup(dir_node, entry.name, found).ok()) return true;
       if (packer.AddPlus(EntryFor(found), entry.next, entry.type, entry.name)) return true;
       inodes_.Forget(found.inode->nodeid, 1);
       return false;
@@ -90,7 +88,7 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
     if (plus) return AddUnlooked(packer, entry);
     return packer.Add(entry.ino, entry.next, entry.type, entry.name);
   });
-  if (error != 0 && packer.count() == 0) return reply.Error(error);
+  if (!error.ok() && packer.count() == 0) return reply.Error(error.value());
   if (look_up) PruneIfTooManyPinned();
   reply.Ok();
 }
@@ -105,7 +103,9 @@ void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
   const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.fh());
   if (handle == nullptr) return SyncUnknown(args.fh(), reply);
-  if (Sync(handle->fd(), args.datasync()) != 0) return reply.Error(errno);
+  if (const base::Errno error = Sync(handle->fd(), args.datasync()); !error.ok()) {
+    return reply.Error(error.value());
+  }
   reply.Ok();
 }
 

@@ -65,12 +65,12 @@ class SetIdWatch {
 // without a peer would block the worker for good, and a device would be opened by the daemon.
 // Refused as open(2) refuses what has nothing to open behind it (a socket, a device without a
 // driver): ENXIO.
-int SpecialFileError(int path_fd) {
+base::Errno SpecialFileError(int path_fd) {
   struct stat st;
-  if (::fstat(path_fd, &st) != 0) return errno;
+  if (::fstat(path_fd, &st) != 0) return base::Errno::Last();
   const bool special =
       S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
-  return special ? ENXIO : 0;
+  return special ? base::Errno(ENXIO) : base::Errno();
 }
 
 }  // namespace
@@ -104,8 +104,7 @@ int PassthroughFs::BackingFlags(int flags) const {
   return backing;
 }
 
-int PassthroughFs::NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct,
-                             wire::OpenOut& out) {
+wire::OpenOut PassthroughFs::NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
   const std::string inode = journal_ != nullptr ? inodes_.handles().HandleOf(handle->fd()) : "";
   const auto add = [&](std::unique_ptr<FileHandle> opened) {
@@ -121,8 +120,7 @@ int PassthroughFs::NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool
       // (backing_ids.h): O_DIRECT is not passed on (fs/backing-file.c, BACKING_IOCB_MASK), so a
       // client's O_DIRECT is not honoured here.
       handle->set_passthrough();
-      out = MakeOpenOut(add(std::move(handle)), wire::kFopenPassthrough, *id);
-      return 0;
+      return MakeOpenOut(add(std::move(handle)), wire::kFopenPassthrough, *id);
     }
     // Nothing registered for the inode: the daemon serves this open itself.
   }
@@ -133,44 +131,44 @@ int PassthroughFs::NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool
   }
   uint32_t open_flags = options_.keep_cache ? wire::kFopenKeepCache : 0;
   if (!options_.cache) open_flags |= wire::kFopenDirectIo;
-  out = MakeOpenOut(add(std::move(handle)), open_flags);
-  return 0;
+  return MakeOpenOut(add(std::move(handle)), open_flags);
 }
 
 void PassthroughFs::Open(const RequestContext& context, const op::Open& args, OpenReply reply) {
   if (options_.mount.read_only && Writes(args.flags())) return reply.Error(EROFS);
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
-  if (const int error = SpecialFileError(inode->path.get()); error != 0) return reply.Error(error);
-  const int flags = BackingFlags(args.flags());
-  const SetIdWatch set_id(inode->path.get(), (flags & O_TRUNC) && args.kill_suid_gid());
-  base::UniqueFd fd(OpenBackingFile(context, inode->path.get(), flags,
-                                    CallerKeeps(!(flags & O_TRUNC) || args.kill_suid_gid())));
-  const int open_error = fd.valid() ? 0 : errno;
-  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
-  if (open_error != 0) return reply.Error(open_error);
-  wire::OpenOut open;
-  if (const int error = NewHandle(std::move(fd), context.nodeid(), flags & ~kOpenForExec,
-                                  args.flags() & O_DIRECT, open);
-      error != 0) {
-    return reply.Error(error);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(context.nodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
+  if (const base::Errno error = SpecialFileError(inode.path.get()); !error.ok()) {
+    return reply.Error(error.value());
   }
-  reply.Ok(open);
+  const int flags = BackingFlags(args.flags());
+  const SetIdWatch set_id(inode.path.get(), (flags & O_TRUNC) && args.kill_suid_gid());
+  base::ErrnoOr<base::UniqueFd> fd = OpenBackingFile(
+      context, inode.path.get(), flags, CallerKeeps(!(flags & O_TRUNC) || args.kill_suid_gid()));
+  if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
+  if (!fd.ok()) return reply.Error(fd.error().value());
+  reply.Ok(
+      NewHandle(*std::move(fd), context.nodeid(), flags & ~kOpenForExec, args.flags() & O_DIRECT));
 }
 
 // An exec open is made as the daemon, read-only, once the caller is known to have the right to
 // execute the file: opened as the caller it would need the right to read, which running a
 // program does not (mode 0711, say).
-int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, int flags,
-                                   uint64_t keep) const {
+base::ErrnoOr<base::UniqueFd> PassthroughFs::OpenBackingFile(const RequestContext& context,
+                                                             int path_fd, int flags,
+                                                             uint64_t keep) const {
   if (!(flags & kOpenForExec)) {
     return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(path_fd, flags); }, keep,
                         {path_fd});
   }
-  const int may_execute = CallAsCaller(
+  const base::Errno may_execute = CallAsCaller(
       context, kCreatesNothing,
-      [&] { return ::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS); }, 0, {path_fd});
-  if (may_execute != 0) return -1;
+      [&] {
+        return base::Errno::OfCall(::faccessat(path_fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS));
+      },
+      0, {path_fd});
+  if (!may_execute.ok()) return may_execute;
   return Reopen(path_fd, (flags & ~kOpenForExec & ~O_ACCMODE) | O_RDONLY);
 }
 
@@ -180,28 +178,29 @@ int PassthroughFs::OpenBackingFile(const RequestContext& context, int path_fd, i
 // regular file, through an O_PATH fd of that very inode; otherwise EEXIST, for which the kernel
 // drops its stale entry (fs/fuse/dir.c), so the caller's next open finds what is there (ELOOP
 // for a symlink, which the daemon never follows).
-int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name,
-                                int flags, mode_t mode, uint32_t umask) const {
+base::ErrnoOr<base::UniqueFd> PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd,
+                                                          const std::string& name, int flags,
+                                                          mode_t mode, uint32_t umask) const {
   // Made again after an EMFILE (fd_room.h): the kernel takes the fd before it creates anything.
-  const int created =
-      CallAsCaller(context, CreateUmask(umask),
-                   [&] {
-                     return OpenMakingRoom([&] {
-                       return ::openat(dir_fd, name.c_str(),
-                                       flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-                     });
-                   },
-                   0, {dir_fd});
-  if (created >= 0 || errno != EEXIST || (flags & O_EXCL)) return created;
-  const base::UniqueFd existing(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  base::ErrnoOr<base::UniqueFd> created = CallAsCaller(
+      context, CreateUmask(umask),
+      [&] {
+        return OpenMakingRoom([&] {
+          return base::FdOfCall(::openat(dir_fd, name.c_str(),
+                                         flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+        });
+      },
+      0, {dir_fd});
+  if (created.ok() || created.error() != base::Errno(EEXIST) || (flags & O_EXCL)) return created;
+  const base::ErrnoOr<base::UniqueFd> existing =
+      base::FdOfCall(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!existing.ok()) return existing.error();
   struct stat st;
-  if (!existing.valid() || ::fstat(existing.get(), &st) != 0) return -1;
-  if (!S_ISREG(st.st_mode)) {
-    errno = S_ISLNK(st.st_mode) ? ELOOP : EEXIST;  // a symlink: what O_NOFOLLOW answers
-    return -1;
-  }
-  return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(existing.get(), flags); }, 0,
-                      {existing.get()});
+  if (::fstat(existing->get(), &st) != 0) return base::Errno::Last();
+  // A symlink: what O_NOFOLLOW answers.
+  if (!S_ISREG(st.st_mode)) return base::Errno(S_ISLNK(st.st_mode) ? ELOOP : EEXIST);
+  return CallAsCaller(context, kCreatesNothing, [&] { return Reopen(existing->get(), flags); }, 0,
+                      {existing->get()});
 }
 
 // Once across crashes (changes_once.h): a create a dead daemon made is opened again instead,
@@ -211,40 +210,36 @@ int PassthroughFs::CreateOrOpen(const RequestContext& context, int dir_fd, const
 // another user made meanwhile fails with EEXIST.
 void PassthroughFs::Create(const RequestContext& context, const op::Create& args,
                            CreateReply reply) {
-  std::shared_ptr<const Inode> dir;
-  if (const int error = ChangeableDirectory(context.nodeid(), args.name, dir); error != 0) {
-    return reply.Error(error);
-  }
+  const base::ErrnoOr<std::shared_ptr<const Inode>> dir_ref =
+      ChangeableDirectory(context.nodeid(), args.name);
+  if (!dir_ref.ok()) return reply.Error(dir_ref.error().value());
+  const Inode& dir = **dir_ref;
   const int flags = BackingFlags(args.flags());
   const std::string name(args.name);
   wire::EntryOut entry;
   wire::OpenOut open;
-  const auto create_file = [&](int create_flags) -> int64_t {
-    base::UniqueFd fd(
-        CreateOrOpen(context, dir->path.get(), name, create_flags, args.mode(), args.umask()));
-    if (!fd.valid()) return -errno;
-    if (const int error = EntryOf(context.nodeid(), args.name, entry, true); error != 0) {
-      return -error;
+  const auto create_file = [&](int create_flags) -> ChangeResult {
+    base::ErrnoOr<base::UniqueFd> fd =
+        CreateOrOpen(context, dir.path.get(), name, create_flags, args.mode(), args.umask());
+    if (!fd.ok()) return fd.error();
+    if (const base::Errno error = EntryOf(context.nodeid(), args.name, entry, true); !error.ok()) {
+      return error;
     }
-    if (const int error = NewHandle(std::move(fd), entry.nodeid, create_flags & ~(O_CREAT | O_EXCL),
-                                    args.flags() & O_DIRECT, open);
-        error != 0) {
-      inodes_.Forget(entry.nodeid, 1);  // the kernel never learns of the lookup EntryOf counted
-      return -error;
-    }
-    return static_cast<int64_t>(open.fh);
+    open = NewHandle(*std::move(fd), entry.nodeid, create_flags & ~(O_CREAT | O_EXCL),
+                     args.flags() & O_DIRECT);
+    return open.fh;
   };
-  const ChangePlace place{.dir_fd = dir->path.get(), .name = name.c_str(), .maker = context.uid()};
-  const int64_t result = changes_once_.Make(
+  const ChangePlace place{.dir_fd = dir.path.get(), .name = name.c_str(), .maker = context.uid()};
+  const ChangeResult result = changes_once_.Make(
       context, name, ChangeKind::kNameAdded, place, [&] { return create_file(flags); },
       [&](const ChangeJournal::Outcome& earlier) {
-        const int64_t opened = create_file(flags & ~(O_EXCL | O_TRUNC));
+        ChangeResult opened = create_file(flags & ~(O_EXCL | O_TRUNC));
         if (earlier.done) {
-          ForgetUnanswered(static_cast<uint64_t>(earlier.result), opened >= 0 ? entry.nodeid : 0);
+          ForgetUnanswered(static_cast<uint64_t>(earlier.result), opened.ok() ? entry.nodeid : 0);
         }
         return opened;
       });
-  if (result < 0) return reply.Error(static_cast<int>(-result));
+  if (!result.ok()) return reply.Error(result.error().value());
   reply.Ok(entry, open);
 }
 
@@ -259,32 +254,29 @@ void PassthroughFs::ForgetUnanswered(uint64_t fh, uint64_t nodeid) {
 void PassthroughFs::Tmpfile(const RequestContext& context, const op::Tmpfile& args,
                             CreateReply reply) {
   if (options_.mount.read_only) return reply.Error(EROFS);
-  const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
-  if (dir == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> dir_ref = inodes_.Get(context.nodeid());
+  if (!dir_ref.ok()) return reply.Error(dir_ref.error().value());
+  const Inode& dir = **dir_ref;
   const int flags = BackingFlags(args.flags() & ~(O_CREAT | O_EXCL)) | O_TMPFILE;
-  base::UniqueFd fd(CallAsCaller(context, CreateUmask(args.umask()),
-                                 [&] {
-                                   return OpenMakingRoom([&] {
-                                     return ::openat(dir->path.get(), ".", flags | O_CLOEXEC,
-                                                     args.mode());
-                                   });
-                                 },
-                                 0, {dir->path.get()}));
-  if (!fd.valid()) return reply.Error(errno);
+  base::ErrnoOr<base::UniqueFd> fd = CallAsCaller(
+      context, CreateUmask(args.umask()),
+      [&] {
+        return OpenMakingRoom([&] {
+          return base::FdOfCall(::openat(dir.path.get(), ".", flags | O_CLOEXEC, args.mode()));
+        });
+      },
+      0, {dir.path.get()});
+  if (!fd.ok()) return reply.Error(fd.error().value());
+  base::ErrnoOr<base::UniqueFd> path =
+      base::FdOfCall(::open(ProcPath(fd->get()).c_str(), O_PATH | O_CLOEXEC));
+  if (!path.ok()) return reply.Error(path.error().value());
   Found found;
-  base::UniqueFd path(::open(ProcPath(fd.get()).c_str(), O_PATH | O_CLOEXEC));
-  if (const int error = inodes_.Adopt(std::move(path), found); error != 0) {
-    return reply.Error(error);
+  if (const base::Errno error = inodes_.Adopt(*std::move(path), found); !error.ok()) {
+    return reply.Error(error.value());
   }
   const wire::EntryOut entry = EntryFor(found);
-  wire::OpenOut open;
-  if (const int error =
-          NewHandle(std::move(fd), entry.nodeid, flags & ~O_TMPFILE, args.flags() & O_DIRECT, open);
-      error != 0) {
-    inodes_.Forget(entry.nodeid, 1);
-    return reply.Error(error);
-  }
-  reply.Ok(entry, open);
+  reply.Ok(entry,
+           NewHandle(*std::move(fd), entry.nodeid, flags & ~O_TMPFILE, args.flags() & O_DIRECT));
 }
 
 // With HANDLE_KILLPRIV_V2 the daemon clears set-ID bits, and nothing tells the kernel: after
@@ -309,10 +301,10 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const int fd = file->TransferFd(args.offset(), buffer.size(), buffer.data());
-  const ssize_t length =
-      ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(args.offset()));
-  if (length < 0) return reply.Error(errno);
-  reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(length)));
+  const base::ErrnoOr<ssize_t> length = base::ValueOfCall(
+      ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(args.offset())));
+  if (!length.ok()) return reply.Error(length.error().value());
+  reply.Ok(ConstBytes(buffer.data(), static_cast<size_t>(*length)));
 }
 
 // As the caller, like every change of a file's data (or, for the kernel's writeback, as the
@@ -333,20 +325,20 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   const int fd = args.writeback()
                      ? file->fd()
                      : file->TransferFd(args.offset(), args.data.size(), args.data.data());
-  const auto write_bytes = [&]() -> int64_t {
-    ssize_t written = -1;
-    const auto write = [&] {
-      written = ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.offset()));
-      return written < 0 ? -1 : 0;
+  const auto write_bytes = [&]() -> ChangeResult {
+    const auto write = [&]() -> ChangeResult {
+      const ssize_t written =
+          ::pwrite(fd, args.data.data(), args.data.size(), static_cast<off_t>(args.offset()));
+      if (written < 0) return base::Errno::Last();
+      return static_cast<uint64_t>(written);
     };
     // The writeback names no writer: it is made as the file's owner. It keeps CAP_FSETID: the
     // kernel decided the set-ID bits' fate when the bytes were written to its cache, with the
     // writer's own credentials (file_remove_privs, a SETATTR here), and carrying them out must
     // not decide again (a root writer keeps them).
-    const int made = args.writeback() ? CallAsOwnerOf(fd, write, kCapabilityFsetid)
-                                      : CallAsCaller(context, kCreatesNothing, write,
-                                                     CallerKeeps(args.kill_suid_gid()));
-    return made == 0 ? written : -errno;
+    return args.writeback()
+               ? CallAsOwnerOf(fd, write, kCapabilityFsetid)
+               : CallAsCaller(context, kCreatesNothing, write, CallerKeeps(args.kill_suid_gid()));
   };
   // Written again, the bytes would go to the same offset, except where O_APPEND puts them: at
   // the end, once more. So an append is made once across crashes (changes_once.h); it was made
@@ -354,13 +346,13 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
   const std::string_view bytes(reinterpret_cast<const char*>(args.data.data()), args.data.size());
   const SetIdWatch set_id(fd, args.kill_suid_gid());
   const ChangePlace place{.file_fd = fd, .length = args.data.size()};
-  const int64_t result =
+  const ChangeResult result =
       (file->flags() & O_APPEND) == 0
           ? write_bytes()
           : changes_once_.Make(context, bytes, ChangeKind::kAppended, place, write_bytes);
   if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
-  if (result < 0) return reply.Error(static_cast<int>(-result));
-  reply.Ok(static_cast<uint64_t>(result));
+  if (!result.ok()) return reply.Error(result.error().value());
+  reply.Ok(*result);
 }
 
 // A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
@@ -374,18 +366,23 @@ void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyRep
 void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return SyncUnknown(args.fh(), reply);
-  if (Sync(file->fd(), args.datasync()) != 0) return reply.Error(errno);
+  if (const base::Errno error = Sync(file->fd(), args.datasync()); !error.ok()) {
+    return reply.Error(error.value());
+  }
   reply.Ok();
 }
 
 void PassthroughFs::SyncUnknown(uint64_t fh, EmptyReply& reply) {
   if (fh >= first_own_fh_) return reply.Error(EBADF);
-  const std::shared_ptr<const Inode> root = inodes_.Get(InodeTable::kRootNodeId);
-  if (root == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> root_ref = inodes_.Get(InodeTable::kRootNodeId);
+  if (!root_ref.ok()) return reply.Error(root_ref.error().value());
+  const Inode& root = **root_ref;
   // syncfs refuses an O_PATH fd.
-  const base::UniqueFd readable(
-      ::openat(root->path.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!readable.valid() || ::syncfs(readable.get()) != 0) return reply.Error(errno);
+  const base::ErrnoOr<base::UniqueFd> readable =
+      base::FdOfCall(::openat(root.path.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!readable.ok()) return reply.Error(readable.error().value());
+  const base::Errno synced = base::Errno::OfCall(::syncfs(readable->get()));
+  if (!synced.ok()) return reply.Error(synced.value());
   reply.Ok();
 }
 
@@ -408,15 +405,12 @@ void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate
   if (file == nullptr) return reply.Error(EBADF);
   const int fd = file->fd();
   const SetIdWatch set_id(fd, true);
-  int error = 0;
-  if (CallAsCaller(context, kCreatesNothing, [&] {
-        return ::fallocate(fd, args.mode(), static_cast<off_t>(args.offset()),
-                           static_cast<off_t>(args.length()));
-      }) != 0) {
-    error = errno;
-  }
+  const base::Errno error = CallAsCaller(context, kCreatesNothing, [&] {
+    return base::Errno::OfCall(::fallocate(fd, args.mode(), static_cast<off_t>(args.offset()),
+                                           static_cast<off_t>(args.length())));
+  });
   if (set_id.Cleared()) InvalidateAttributes(context.nodeid());
-  if (error != 0) return reply.Error(error);
+  if (!error.ok()) return reply.Error(error.value());
   reply.Ok();
 }
 
@@ -425,9 +419,10 @@ void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate
 void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekReply reply) {
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
-  const off_t offset = ::lseek(file->fd(), static_cast<off_t>(args.offset()), args.whence());
-  if (offset < 0) return reply.Error(errno);
-  reply.Ok(static_cast<uint64_t>(offset));
+  const base::ErrnoOr<off_t> offset =
+      base::ValueOfCall(::lseek(file->fd(), static_cast<off_t>(args.offset()), args.whence()));
+  if (!offset.ok()) return reply.Error(offset.error().value());
+  reply.Ok(static_cast<uint64_t>(*offset));
 }
 
 void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyFileRange& args,
@@ -440,19 +435,14 @@ void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyF
   if (in_file == nullptr || out_file == nullptr) return reply.Error(EBADF);
   const int in = in_file->fd();
   const int out = out_file->fd();
-  ssize_t copied = -1;
   const SetIdWatch set_id(out, true);
-  int error = 0;
-  if (CallAsCaller(context, kCreatesNothing, [&] {
-        copied = ::copy_file_range(in, &in_offset, out, &out_offset, args.length(),
-                                   static_cast<unsigned>(args.flags()));
-        return copied < 0 ? -1 : 0;
-      }) != 0) {
-    error = errno;
-  }
+  const base::ErrnoOr<ssize_t> copied = CallAsCaller(context, kCreatesNothing, [&] {
+    return base::ValueOfCall(::copy_file_range(in, &in_offset, out, &out_offset, args.length(),
+                                               static_cast<unsigned>(args.flags())));
+  });
   if (set_id.Cleared()) InvalidateAttributes(args.nodeid_out());
-  if (error != 0) return reply.Error(error);
-  reply.Ok(static_cast<uint64_t>(copied));
+  if (!copied.ok()) return reply.Error(copied.error().value());
+  reply.Ok(static_cast<uint64_t>(*copied));
 }
 
 }  // namespace ringfuse::daemon

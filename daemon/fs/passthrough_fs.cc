@@ -59,17 +59,16 @@ wire::Statx StatxOf(const struct statx& in) {
 // so atime moves as well). The cost, without default_permissions only (with it the kernel has
 // refused first): such a caller's own utimensat with given times sets them to now instead of
 // failing EPERM.
-int SetTimes(int path_fd, const op::Setattr& change, bool kernel_keeps_times) {
+base::Errno SetTimes(int path_fd, const op::Setattr& change, bool kernel_keeps_times) {
   const timespec times[2] = {TimeOf(change.atime()), TimeOf(change.mtime())};
   constexpr int kFlags = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW;
-  if (::utimensat(path_fd, "", times, kFlags) == 0) return 0;
-  const int error = errno;
-  if (error != EPERM || !kernel_keeps_times) return error;
-  return ::utimensat(path_fd, "", nullptr, kFlags) == 0 ? 0 : error;
+  const base::Errno error = base::Errno::OfCall(::utimensat(path_fd, "", times, kFlags));
+  if (error != base::Errno(EPERM) || !kernel_keeps_times) return error;
+  return ::utimensat(path_fd, "", nullptr, kFlags) == 0 ? base::Errno() : error;
 }
 
-int StatOf(int path_fd, struct stat& st) {
-  return ::fstatat(path_fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+base::Errno StatOf(int path_fd, struct stat& st) {
+  return base::Errno::OfCall(::fstatat(path_fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW));
 }
 
 }  // namespace
@@ -117,23 +116,25 @@ void PassthroughFs::PruneIfTooManyPinned() {
 
 // A name under a directory not everyone may search is not to be cached for other users to walk
 // unchecked (search_permission.h): with no entry timeout, the kernel asks again at every walk.
-int PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry, bool made,
-                           std::optional<bool> cacheable) {
+base::Errno PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry,
+                                   bool made, std::optional<bool> cacheable) {
   Found found;
-  if (const int error = inodes_.Lookup(parent, name, found, !made); error != 0) return error;
+  if (const base::Errno error = inodes_.Lookup(parent, name, found, !made); !error.ok()) {
+    return error;
+  }
   PruneIfTooManyPinned();
   entry = EntryFor(found);
   if (!(cacheable.has_value() ? *cacheable : NamesCacheableUnder(parent))) {
     entry.entry_valid = 0;
     entry.entry_valid_nsec = 0;
   }
-  return 0;
+  return base::Errno();
 }
 
 bool PassthroughFs::NamesCacheableUnder(uint64_t dir_node) {
   if (!options_.mount.allow_other) return true;
-  const std::shared_ptr<const Inode> dir = inodes_.Get(dir_node);
-  return dir != nullptr && KernelChecksWalksThrough(options_, dir->path.get());
+  const base::ErrnoOr<std::shared_ptr<const Inode>> dir = inodes_.Get(dir_node);
+  return dir.ok() && KernelChecksWalksThrough(options_, (*dir)->path.get());
 }
 
 // Without default_permissions the kernel has not checked the caller's right to search the parent,
@@ -141,24 +142,26 @@ bool PassthroughFs::NamesCacheableUnder(uint64_t dir_node) {
 // user would find it missing.
 void PassthroughFs::Lookup(const RequestContext& context, const op::Lookup& args,
                            EntryReply reply) {
-  const std::shared_ptr<const Inode> dir = inodes_.Get(context.nodeid());
-  if (dir == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> dir_ref = inodes_.Get(context.nodeid());
+  if (!dir_ref.ok()) return reply.Error(dir_ref.error().value());
+  const Inode& dir = **dir_ref;
   // Decided once per LOOKUP (a getxattr, with allow_other): where every user's walk is checked
   // as natively, or every user may search, the caller may too.
-  const bool cacheable = KernelChecksWalksThrough(options_, dir->path.get());
+  const bool cacheable = KernelChecksWalksThrough(options_, dir.path.get());
   const bool checked = options_.mount.allow_other ? cacheable : options_.mount.default_permissions;
   if (!checked) {
-    if (const int error = CallerMaySearch(context, dir->path.get()); error != 0) {
-      return reply.Error(error);
+    if (const base::Errno error = CallerMaySearch(context, dir.path.get()); !error.ok()) {
+      return reply.Error(error.value());
     }
   }
   wire::EntryOut entry;
-  if (const int error = EntryOf(context.nodeid(), args.name, entry, false, cacheable); error != 0) {
-    if (error == ENOENT &&
+  if (const base::Errno error = EntryOf(context.nodeid(), args.name, entry, false, cacheable);
+      !error.ok()) {
+    if (error == base::Errno(ENOENT) &&
         options_.negative_timeout.seconds + options_.negative_timeout.nanoseconds && cacheable) {
       return reply.Ok(MakeNegativeEntry(options_.negative_timeout));
     }
-    return reply.Error(error);
+    return reply.Error(error.value());
   }
   reply.Ok(entry);
 }
@@ -177,9 +180,8 @@ void PassthroughFs::BatchForget(const RequestContext&, const op::BatchForget& ar
 void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr& args,
                             AttrReply reply) {
   struct stat st;
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) {
-    const int unknown = errno;
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode = inodes_.Get(context.nodeid());
+  if (!inode.ok()) {
     // A file open across a crash (ReopenAfterCrash): the node is the dead daemon's, the fh this
     // one's again; fstat names the node alone.
     std::optional<uint64_t> fh = args.fh();
@@ -190,55 +192,62 @@ void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr& ar
       }
     }
     const std::shared_ptr<FileHandle> file = fh.has_value() ? open_files_.Find(*fh) : nullptr;
-    if (file == nullptr) return reply.Error(unknown);
-    if (::fstat(file->fd(), &st) != 0) return reply.Error(errno);
+    if (file == nullptr) return reply.Error(inode.error().value());
+    const base::Errno stat = base::Errno::OfCall(::fstat(file->fd(), &st));
+    if (!stat.ok()) return reply.Error(stat.value());
     return reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
   }
-  if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
+  if (const base::Errno error = StatOf((*inode)->path.get(), st); !error.ok()) {
+    return reply.Error(error.value());
+  }
   reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
 }
 
 void PassthroughFs::Setattr(const RequestContext& context, const op::Setattr& args,
                             AttrReply reply) {
   if (options_.mount.read_only) return reply.Error(EROFS);
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(context.nodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
   struct stat st;
-  if (const int error = StatOf(inode->path.get(), st); error != 0) return reply.Error(error);
+  if (const base::Errno error = StatOf(inode.path.get(), st); !error.ok()) {
+    return reply.Error(error.value());
+  }
   // A truncate without FATTR_KILL_SUIDGID comes from a caller with CAP_FSETID (credentials.h).
   const bool keeps_fsetid = args.size().has_value() && !args.kill_suid_gid();
-  int error;
-  {
-    ActAsCaller caller(context, kCreatesNothing, keeps_fsetid ? kCapabilityFsetid : 0,
-                       {inode->path.get()});
-    error = caller.ok() ? ApplySetattr(inode->path.get(), st, args) : caller.error();
-  }
-  if (error == 0) error = StatOf(inode->path.get(), st);
-  if (error != 0) return reply.Error(error);
+  base::Errno error = CallAsCaller(context, kCreatesNothing,
+                                   [&] { return ApplySetattr(inode.path.get(), st, args); },
+                                   keeps_fsetid ? kCapabilityFsetid : 0, {inode.path.get()});
+  if (error.ok()) error = StatOf(inode.path.get(), st);
+  if (!error.ok()) return reply.Error(error.value());
   reply.Ok(MakeAttrOut(AttrFromStat(st), options_.attr_timeout));
 }
 
 // Owner first: chown clears set-user-ID, which a mode given in the same request then sets back,
 // as one chmod after a chown would. FATTR_KILL_SUIDGID needs nothing more here: the caller's
 // truncate, without CAP_FSETID, clears those bits in the backing filesystem itself.
-int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change) {
+base::Errno PassthroughFs::ApplySetattr(int path_fd, const struct stat& st,
+                                        const op::Setattr& change) {
   if (change.uid().has_value() || change.gid().has_value()) {
     const uid_t uid = change.uid().value_or(static_cast<uid_t>(-1));
     const gid_t gid = change.gid().value_or(static_cast<gid_t>(-1));
-    if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+    if (::fchownat(path_fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+      return base::Errno::Last();
+    }
   }
   if (const std::optional<uint32_t> mode = change.mode()) {
-    if (S_ISLNK(st.st_mode)) return EOPNOTSUPP;  // as lchmod: a symlink has no mode of its own
-    if (::chmod(ProcPath(path_fd).c_str(), *mode & 07777) != 0) return errno;
+    // As lchmod: a symlink has no mode of its own.
+    if (S_ISLNK(st.st_mode)) return base::Errno(EOPNOTSUPP);
+    if (::chmod(ProcPath(path_fd).c_str(), *mode & 07777) != 0) return base::Errno::Last();
   }
   if (const std::optional<uint64_t> size = change.size()) {
     const std::optional<uint64_t> fh = change.fh();
     const std::shared_ptr<FileHandle> file = fh ? open_files_.Find(*fh) : nullptr;
-    if (fh && file == nullptr) return EBADF;
+    if (fh && file == nullptr) return base::Errno(EBADF);
     const off_t length = static_cast<off_t>(*size);
     const int result = file != nullptr ? ::ftruncate(file->fd(), length)
                                        : ::truncate(ProcPath(path_fd).c_str(), length);
-    if (result != 0) return errno;
+    if (result != 0) return base::Errno::Last();
   }
   // Times that come with a size are the truncate's own (no system call sets both: the kernel
   // adds them, as given times under writeback_cache), and the backing truncate sets them
@@ -246,15 +255,18 @@ int PassthroughFs::ApplySetattr(int path_fd, const struct stat& st, const op::Se
   if (!change.size().has_value() && (change.atime().has_value() || change.mtime().has_value())) {
     return SetTimes(path_fd, change, options_.writeback_cache);
   }
-  return 0;
+  return base::Errno();
 }
 
 void PassthroughFs::Statx(const RequestContext& context, const op::Statx& args, StatxReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(context.nodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
   struct statx st;
   const int flags = AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | (args.flags() & AT_STATX_SYNC_TYPE);
-  if (::statx(inode->path.get(), "", flags, args.mask(), &st) != 0) return reply.Error(errno);
+  const base::Errno stat =
+      base::Errno::OfCall(::statx(inode.path.get(), "", flags, args.mask(), &st));
+  if (!stat.ok()) return reply.Error(stat.value());
   wire::StatxOut out{};
   out.attr_valid = options_.attr_timeout.seconds;
   out.attr_valid_nsec = options_.attr_timeout.nanoseconds;
@@ -266,34 +278,39 @@ void PassthroughFs::Statx(const RequestContext& context, const op::Statx& args, 
 // caller rather than the daemon's real uid.
 void PassthroughFs::Access(const RequestContext& context, const op::Access& args,
                            EmptyReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(context.nodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
   if (options_.mount.read_only && (args.mask() & W_OK)) return reply.Error(EROFS);
-  if (CallAsCaller(context, kCreatesNothing,
-                   [&] {
-                     return ::faccessat(inode->path.get(), "", args.mask(),
-                                        AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW);
-                   },
-                   0, {inode->path.get()}) != 0) {
-    return reply.Error(errno);
-  }
+  const base::Errno error = CallAsCaller(
+      context, kCreatesNothing,
+      [&] {
+        return base::Errno::OfCall(::faccessat(inode.path.get(), "", args.mask(),
+                                               AT_EMPTY_PATH | AT_EACCESS | AT_SYMLINK_NOFOLLOW));
+      },
+      0, {inode.path.get()});
+  if (!error.ok()) return reply.Error(error.value());
   reply.Ok();
 }
 
 void PassthroughFs::Readlink(const RequestContext& context, const op::Readlink&, DataReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(context.nodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
   char target[wire::kSymlinkTargetMax + 1];
-  const ssize_t length = ::readlinkat(inode->path.get(), "", target, sizeof(target));
-  if (length < 0) return reply.Error(errno);
-  reply.Ok(ConstBytes(reinterpret_cast<const std::byte*>(target), static_cast<size_t>(length)));
+  const base::ErrnoOr<ssize_t> length =
+      base::ValueOfCall(::readlinkat(inode.path.get(), "", target, sizeof(target)));
+  if (!length.ok()) return reply.Error(length.error().value());
+  reply.Ok(ConstBytes(reinterpret_cast<const std::byte*>(target), static_cast<size_t>(*length)));
 }
 
 void PassthroughFs::Statfs(const RequestContext& context, const op::Statfs&, StatfsReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(context.nodeid());
-  if (inode == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(context.nodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
   struct statvfs st;
-  if (::fstatvfs(inode->path.get(), &st) != 0) return reply.Error(errno);
+  const base::Errno stat = base::Errno::OfCall(::fstatvfs(inode.path.get(), &st));
+  if (!stat.ok()) return reply.Error(stat.value());
   wire::Kstatfs out{};
   out.blocks = st.f_blocks;
   out.bfree = st.f_bfree;

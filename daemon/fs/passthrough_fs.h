@@ -24,6 +24,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "base/errno.h"
 #include "daemon/crash/change_journal.h"
 #include "daemon/crash/changes_once.h"
 #include "daemon/crash/open_file_journal.h"
@@ -189,10 +190,10 @@ class PassthroughFs : public Handler {
   base::UniqueFd ReopenByHandle(uint64_t nodeid, const std::string& handle, int flags);
   bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
   bool ReopenDirAfterCrash(const OpenFileJournal::Entry& entry);
-  // The directory `nodeid` where `name` is to change, or the errno to answer (EROFS in
+  // The directory `nodeid` where `name` is to change, or the error to answer (EROFS in
   // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
-  int ChangeableDirectory(uint64_t nodeid, std::string_view name,
-                          std::shared_ptr<const Inode>& dir);
+  base::ErrnoOr<std::shared_ptr<const Inode>> ChangeableDirectory(uint64_t nodeid,
+                                                                  std::string_view name);
   // Makes the new entry `name` in directory `context.nodeid()` as the caller, with `make`
   // (an *at() call returning 0 or -1 with errno), then answers with the node it made.
   void AddEntry(const RequestContext& context, std::string_view name, uint32_t umask,
@@ -208,11 +209,11 @@ class PassthroughFs : public Handler {
   void ChangeEntry(const RequestContext& context, std::string_view name, ChangeKind kind,
                    int to_dir_fd, const char* to_name, NameCall change,
                    absl::FunctionRef<void()> changed, EmptyReply reply);
-  // Looks `name` up in `parent` (one kernel lookup) into `entry`; returns 0 or an errno.
+  // Looks `name` up in `parent` (one kernel lookup) into `entry`.
   // `made`: the name was just made (InodeTable::Lookup's `maybe_open` is false). `cacheable`:
   // NamesCacheableUnder(parent), where the caller has it already.
-  int EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry, bool made = false,
-              std::optional<bool> cacheable = std::nullopt);
+  base::Errno EntryOf(uint64_t parent, std::string_view name, wire::EntryOut& entry,
+                      bool made = false, std::optional<bool> cacheable = std::nullopt);
   // Whether names under directory `dir_node` may stay in the kernel's cache for every user
   // (search_permission.h).
   bool NamesCacheableUnder(uint64_t dir_node);
@@ -220,7 +221,7 @@ class PassthroughFs : public Handler {
   // After a lookup: when more nodes are pinned open than the table's open limit, names the
   // least recently used beyond half of it to the pruner.
   void PruneIfTooManyPinned();
-  int ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change);
+  base::Errno ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change);
   // Tells the kernel to drop the attributes it caches for `nodeid` (attributes only, waiting
   // for its answer): for a change whose reply carries none.
   void InvalidateAttributes(uint64_t nodeid) const;
@@ -231,16 +232,17 @@ class PassthroughFs : public Handler {
   // The backing open's flags for a client's open flags.
   int BackingFlags(int flags) const;
   // Opens the backing file of `path_fd` with `flags` for the caller of `context`, who keeps the
-  // capabilities `keep` (credentials.h) for it: an fd, or -1 with errno.
-  int OpenBackingFile(const RequestContext& context, int path_fd, int flags, uint64_t keep) const;
+  // capabilities `keep` (credentials.h) for it.
+  base::ErrnoOr<base::UniqueFd> OpenBackingFile(const RequestContext& context, int path_fd,
+                                                int flags, uint64_t keep) const;
   // Creates `name` in `dir_fd` as the caller, or opens it if it is a regular file already and
-  // `flags` do not say O_EXCL: an fd, or -1 with errno.
-  int CreateOrOpen(const RequestContext& context, int dir_fd, const std::string& name, int flags,
-                   mode_t mode, uint32_t umask) const;
-  // A handle for a newly opened backing fd into `out`, handed to the kernel when passthrough is
-  // on, with an O_DIRECT twin when the daemon serves a client's `direct` open; returns 0 or the
-  // errno to answer the open with.
-  int NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct, wire::OpenOut& out);
+  // `flags` do not say O_EXCL.
+  base::ErrnoOr<base::UniqueFd> CreateOrOpen(const RequestContext& context, int dir_fd,
+                                             const std::string& name, int flags, mode_t mode,
+                                             uint32_t umask) const;
+  // A handle for a newly opened backing fd, handed to the kernel when passthrough is on, with an
+  // O_DIRECT twin when the daemon serves a client's `direct` open: what to answer the open with.
+  wire::OpenOut NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct);
   void List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply);
   void Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply);
   void ChangeXattr(const RequestContext& context, EmptyReply reply,

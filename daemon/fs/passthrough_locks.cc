@@ -38,8 +38,11 @@ wire::FileLock FileLockOf(const struct flock& lock) {
   return out;
 }
 
-// EAGAIN (the lock waiter's "not yet") for every way a lock can be busy.
-int LockResult(int error) { return error == EACCES || error == EWOULDBLOCK ? EAGAIN : error; }
+// The lock waiter's "not yet" for every way a lock can be busy.
+base::Errno LockResult(base::Errno error) {
+  const bool busy = error == base::Errno(EACCES) || error == base::Errno(EWOULDBLOCK);
+  return busy ? LockWaiter::kNotYet : error;
+}
 
 }  // namespace
 
@@ -47,8 +50,8 @@ void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockRepl
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   struct flock lock = FlockOf(args.lock());
-  if (const int error = owner_locks_.Probe(*file, args.lock_owner(), lock); error != 0) {
-    return reply.Error(error);
+  if (const base::Errno error = owner_locks_.Probe(*file, args.lock_owner(), lock); !error.ok()) {
+    return reply.Error(error.value());
   }
   reply.Ok(FileLockOf(lock));
 }
@@ -58,16 +61,16 @@ void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, 
   const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const struct flock lock = FlockOf(args.lock());
-  if (const int error = OwnerLocks::CheckAccess(*file, lock.l_type); error != 0) {
-    return reply.Error(error);
+  if (const base::Errno error = OwnerLocks::CheckAccess(*file, lock.l_type); !error.ok()) {
+    return reply.Error(error.value());
   }
   // An owner with no open holds no lock to release: no open is made for nothing.
   if (lock.l_type == F_UNLCK && !owner_locks_.Holds(*file, args.lock_owner())) return reply.Ok();
   // The request, held by a waiting attempt, keeps the owner's open past a FLUSH (owner_locks.h).
-  std::shared_ptr<OwnerLocks::Request> request =
+  base::ErrnoOr<std::shared_ptr<OwnerLocks::Request>> request =
       owner_locks_.Begin(*file, args.fh(), args.lock_owner(), [&] { return AccountOf(context); });
-  if (request == nullptr) return reply.Error(errno);
-  auto attempt = [request = std::move(request), lock, pid = args.lock().pid] {
+  if (!request.ok()) return reply.Error(request.error().value());
+  auto attempt = [request = *std::move(request), lock, pid = args.lock().pid] {
     return LockResult(request->Set(lock, pid));
   };
   AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
@@ -81,16 +84,16 @@ void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, 
                                                       : LOCK_UN;
   // The attempt holds the handle: a wait may outlast the request's RELEASE.
   auto attempt = [file = std::move(file), operation] {
-    return LockResult(::flock(file->fd(), operation | LOCK_NB) == 0 ? 0 : errno);
+    return LockResult(base::Errno::OfCall(::flock(file->fd(), operation | LOCK_NB)));
   };
   AnswerLock(context, args.wait, std::move(attempt), std::move(reply));
 }
 
 void PassthroughFs::AnswerLock(const RequestContext& context, bool wait,
                                LockWaiter::Attempt attempt, EmptyReply reply) {
-  const int error = attempt();
-  if (error == 0) return reply.Ok();
-  if (error != EAGAIN || !wait) return reply.Error(error);
+  const base::Errno error = attempt();
+  if (error.ok()) return reply.Ok();
+  if (error != LockWaiter::kNotYet || !wait) return reply.Error(error.value());
   lock_waiter_.Wait(context, std::move(attempt), std::move(reply));
 }
 

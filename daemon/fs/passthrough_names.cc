@@ -13,35 +13,33 @@
 
 namespace ringfuse::daemon {
 
-int PassthroughFs::ChangeableDirectory(uint64_t nodeid, std::string_view name,
-                                       std::shared_ptr<const Inode>& dir) {
-  if (options_.mount.read_only) return EROFS;
-  if (!IsPlainName(name)) return EINVAL;
-  dir = inodes_.Get(nodeid);
-  return dir == nullptr ? errno : 0;
+base::ErrnoOr<std::shared_ptr<const Inode>> PassthroughFs::ChangeableDirectory(
+    uint64_t nodeid, std::string_view name) {
+  if (options_.mount.read_only) return base::Errno(EROFS);
+  if (!IsPlainName(name)) return base::Errno(EINVAL);
+  return inodes_.Get(nodeid);
 }
 
 void PassthroughFs::AddEntry(const RequestContext& context, std::string_view name, uint32_t umask,
                              absl::FunctionRef<int(int dir_fd, const char* name)> make,
                              EntryReply reply) {
-  std::shared_ptr<const Inode> dir;
-  if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
-    return reply.Error(error);
-  }
+  const base::ErrnoOr<std::shared_ptr<const Inode>> dir =
+      ChangeableDirectory(context.nodeid(), name);
+  if (!dir.ok()) return reply.Error(dir.error().value());
   const std::string name_string(name);
-  const int dir_fd = dir->path.get();
+  const int dir_fd = (*dir)->path.get();
   const ChangePlace place{.dir_fd = dir_fd, .name = name_string.c_str(), .maker = context.uid()};
-  const int64_t made =
-      changes_once_.Make(context, name, ChangeKind::kNameAdded, place, [&]() -> int64_t {
-        return CallAsCaller(context, CreateUmask(umask),
-                            [&] { return make(dir_fd, name_string.c_str()); }, 0, {dir_fd}) == 0
-                   ? 0
-                   : -errno;
+  const ChangeResult made =
+      changes_once_.Make(context, name, ChangeKind::kNameAdded, place, [&]() -> ChangeResult {
+        return CallAsCaller(
+            context, CreateUmask(umask),
+            [&] { return ChangeResultOf(base::Errno::OfCall(make(dir_fd, name_string.c_str()))); },
+            0, {dir_fd});
       });
-  if (made < 0) return reply.Error(static_cast<int>(-made));
+  if (!made.ok()) return reply.Error(made.error().value());
   wire::EntryOut entry;
-  if (const int error = EntryOf(context.nodeid(), name, entry, true); error != 0) {
-    return reply.Error(error);
+  if (const base::Errno error = EntryOf(context.nodeid(), name, entry, true); !error.ok()) {
+    return reply.Error(error.value());
   }
   reply.Ok(entry);
 }
@@ -61,22 +59,20 @@ void PassthroughFs::ChangeEntry(const RequestContext& context, std::string_view 
                                 ChangeKind kind, int to_dir_fd, const char* to_name,
                                 NameCall change, absl::FunctionRef<void()> changed,
                                 EmptyReply reply) {
-  std::shared_ptr<const Inode> dir;
-  if (const int error = ChangeableDirectory(context.nodeid(), name, dir); error != 0) {
-    return reply.Error(error);
-  }
+  const base::ErrnoOr<std::shared_ptr<const Inode>> dir =
+      ChangeableDirectory(context.nodeid(), name);
+  if (!dir.ok()) return reply.Error(dir.error().value());
   const std::string name_string(name);
   const char* const plain = name_string.c_str();
-  const int dir_fd = dir->path.get();
+  const int dir_fd = (*dir)->path.get();
   const ChangePlace place{
       .dir_fd = dir_fd, .name = plain, .to_dir_fd = to_dir_fd, .to_name = to_name};
-  const int64_t result = changes_once_.Make(context, name, kind, place, [&]() -> int64_t {
-    return CallAsCaller(context, kCreatesNothing, [&] { return change(dir_fd, plain); }, 0,
-                        {dir_fd, to_dir_fd}) == 0
-               ? 0
-               : -errno;
+  const ChangeResult result = changes_once_.Make(context, name, kind, place, [&] {
+    return CallAsCaller(context, kCreatesNothing,
+                        [&] { return ChangeResultOf(base::Errno::OfCall(change(dir_fd, plain))); },
+                        0, {dir_fd, to_dir_fd});
   });
-  if (result < 0) return reply.Error(static_cast<int>(-result));
+  if (!result.ok()) return reply.Error(result.error().value());
   changed();
   reply.Ok();
 }
@@ -110,9 +106,10 @@ void PassthroughFs::Mkdir(const RequestContext& context, const op::Mkdir& args, 
 // CAP_DAC_READ_SEARCH, which a caller's fsuid does not keep. The link is followed to the inode
 // itself, so a symlink gets a new name, never its target.
 void PassthroughFs::Link(const RequestContext& context, const op::Link& args, EntryReply reply) {
-  const std::shared_ptr<const Inode> inode = inodes_.Get(args.oldnodeid());
-  if (inode == nullptr) return reply.Error(errno);
-  const std::string source = ProcPath(inode->path.get());
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode_ref = inodes_.Get(args.oldnodeid());
+  if (!inode_ref.ok()) return reply.Error(inode_ref.error().value());
+  const Inode& inode = **inode_ref;
+  const std::string source = ProcPath(inode.path.get());
   AddEntry(
       context, args.new_name, 0,
       [&](int dir, const char* name) {
@@ -140,15 +137,16 @@ void PassthroughFs::Rmdir(const RequestContext& context, const op::Rmdir& args, 
 // flag, an exchange too, whose names both exist either way.
 void PassthroughFs::Rename(const RequestContext& context, const op::Rename& args,
                            EmptyReply reply) {
-  const std::shared_ptr<const Inode> new_dir = inodes_.Get(args.newdir());
-  if (new_dir == nullptr) return reply.Error(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> new_dir_ref = inodes_.Get(args.newdir());
+  if (!new_dir_ref.ok()) return reply.Error(new_dir_ref.error().value());
+  const Inode& new_dir = **new_dir_ref;
   if (!IsPlainName(args.new_name)) return reply.Error(EINVAL);
   const std::string new_name(args.new_name);
   const std::shared_ptr<const Inode> replaced = inodes_.NodeNamed(args.newdir(), new_name);
   ChangeEntry(
-      context, args.old_name, ChangeKind::kNameMoved, new_dir->path.get(), new_name.c_str(),
+      context, args.old_name, ChangeKind::kNameMoved, new_dir.path.get(), new_name.c_str(),
       [&](int dir, const char* name) {
-        return ::renameat2(dir, name, new_dir->path.get(), new_name.c_str(), args.flags());
+        return ::renameat2(dir, name, new_dir.path.get(), new_name.c_str(), args.flags());
       },
       [&] {
         inodes_.Renamed(context.nodeid(), args.old_name, args.newdir(), new_name,

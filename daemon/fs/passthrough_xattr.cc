@@ -27,23 +27,23 @@ struct AttributePath {
   const char* c_str() const { return path.c_str(); }
 };
 
-// The path to reach the node's attributes by, or the errno to answer.
-int AttributePathOf(InodeTable& inodes, uint64_t nodeid, AttributePath& path) {
-  path.inode = inodes.Get(nodeid);
-  if (path.inode == nullptr) return errno;
+// The path to reach the node's attributes by, or the error to answer.
+base::ErrnoOr<AttributePath> AttributePathOf(InodeTable& inodes, uint64_t nodeid) {
+  base::ErrnoOr<std::shared_ptr<const Inode>> inode = inodes.Get(nodeid);
+  if (!inode.ok()) return inode.error();
   struct stat st;
-  const int fd = path.inode->path.get();
-  if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
-  if (S_ISLNK(st.st_mode)) return ENODATA;
-  path.path = ProcPath(fd);
-  return 0;
+  const int fd = (*inode)->path.get();
+  if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return base::Errno::Last();
+  if (S_ISLNK(st.st_mode)) return base::Errno(ENODATA);
+  return AttributePath{*std::move(inode), ProcPath(fd)};
 }
 
 // The same, for a change: EROFS in read-only mode, EPERM for a symlink.
-int ChangeablePathOf(bool read_only, InodeTable& inodes, uint64_t nodeid, AttributePath& path) {
-  if (read_only) return EROFS;
-  const int error = AttributePathOf(inodes, nodeid, path);
-  return error == ENODATA ? EPERM : error;
+base::ErrnoOr<AttributePath> ChangeablePathOf(bool read_only, InodeTable& inodes, uint64_t nodeid) {
+  if (read_only) return base::Errno(EROFS);
+  base::ErrnoOr<AttributePath> path = AttributePathOf(inodes, nodeid);
+  if (!path.ok() && path.error() == base::Errno(ENODATA)) return base::Errno(EPERM);
+  return path;
 }
 
 // GETXATTR and LISTXATTR: `size` 0 asks for the size only; `call(buffer, size)` is the
@@ -51,15 +51,16 @@ int ChangeablePathOf(bool read_only, InodeTable& inodes, uint64_t nodeid, Attrib
 template <typename Call>
 void ReplyXattr(uint32_t size, Call call, XattrReply reply) {
   if (size == 0) {
-    const ssize_t needed = call(nullptr, 0);
-    if (needed < 0) return reply.Error(errno);
-    return reply.Size(static_cast<uint32_t>(needed));
+    const base::ErrnoOr<ssize_t> needed = base::ValueOfCall(call(nullptr, 0));
+    if (!needed.ok()) return reply.Error(needed.error().value());
+    return reply.Size(static_cast<uint32_t>(*needed));
   }
   const MutableBytes buffer = ThreadBuffer(size);
   if (buffer.size() < size) return reply.Error(ENOMEM);
-  const ssize_t length = call(reinterpret_cast<char*>(buffer.data()), buffer.size());
-  if (length < 0) return reply.Error(errno);
-  reply.Data(buffer.first(static_cast<size_t>(length)));
+  const base::ErrnoOr<ssize_t> length =
+      base::ValueOfCall(call(reinterpret_cast<char*>(buffer.data()), buffer.size()));
+  if (!length.ok()) return reply.Error(length.error().value());
+  reply.Data(buffer.first(static_cast<size_t>(*length)));
 }
 
 }  // namespace
@@ -74,34 +75,31 @@ void PassthroughFs::Setxattr(const RequestContext& context, const op::Setxattr& 
 
 void PassthroughFs::Getxattr(const RequestContext& context, const op::Getxattr& args,
                              XattrReply reply) {
-  AttributePath path;
-  if (const int error = AttributePathOf(inodes_, context.nodeid(), path); error != 0) {
-    return reply.Error(error);
-  }
+  const base::ErrnoOr<AttributePath> path = AttributePathOf(inodes_, context.nodeid());
+  if (!path.ok()) return reply.Error(path.error().value());
   const std::string name(args.name);
-  ActAsCaller caller(context, kCreatesNothing, 0, {path.inode->path.get()});
-  if (!caller.ok()) return reply.Error(caller.error());
+  ActAsCaller caller(context, kCreatesNothing, 0, {path->inode->path.get()});
+  if (!caller.ok()) return reply.Error(caller.error().value());
   ReplyXattr(
       args.size(),
       [&](char* buffer, size_t size) {
-        return ::getxattr(path.c_str(), name.c_str(), buffer, size);
+        return ::getxattr(path->c_str(), name.c_str(), buffer, size);
       },
       std::move(reply));
 }
 
 void PassthroughFs::Listxattr(const RequestContext& context, const op::Listxattr& args,
                               XattrReply reply) {
-  AttributePath path;
-  if (const int error = AttributePathOf(inodes_, context.nodeid(), path); error == ENODATA) {
+  const base::ErrnoOr<AttributePath> path = AttributePathOf(inodes_, context.nodeid());
+  if (!path.ok() && path.error() == base::Errno(ENODATA)) {
     return args.size() == 0 ? reply.Size(0) : reply.Data({});
-  } else if (error != 0) {
-    return reply.Error(error);
   }
-  ActAsCaller caller(context, kCreatesNothing, 0, {path.inode->path.get()});
-  if (!caller.ok()) return reply.Error(caller.error());
+  if (!path.ok()) return reply.Error(path.error().value());
+  ActAsCaller caller(context, kCreatesNothing, 0, {path->inode->path.get()});
+  if (!caller.ok()) return reply.Error(caller.error().value());
   ReplyXattr(
       args.size(),
-      [&](char* buffer, size_t size) { return ::listxattr(path.c_str(), buffer, size); },
+      [&](char* buffer, size_t size) { return ::listxattr(path->c_str(), buffer, size); },
       std::move(reply));
 }
 
@@ -115,15 +113,13 @@ void PassthroughFs::Removexattr(const RequestContext& context, const op::Removex
 // Setting and removing: refused in read-only mode, made as the caller.
 void PassthroughFs::ChangeXattr(const RequestContext& context, EmptyReply reply,
                                 absl::FunctionRef<int(const char* path)> change) {
-  AttributePath path;
-  if (const int error = ChangeablePathOf(options_.mount.read_only, inodes_, context.nodeid(), path);
-      error != 0) {
-    return reply.Error(error);
-  }
-  if (CallAsCaller(context, kCreatesNothing, [&] { return change(path.c_str()); }, 0,
-                   {path.inode->path.get()}) != 0) {
-    return reply.Error(errno);
-  }
+  const base::ErrnoOr<AttributePath> path =
+      ChangeablePathOf(options_.mount.read_only, inodes_, context.nodeid());
+  if (!path.ok()) return reply.Error(path.error().value());
+  const base::Errno error = CallAsCaller(context, kCreatesNothing,
+                                         [&] { return base::Errno::OfCall(change(path->c_str())); },
+                                         0, {path->inode->path.get()});
+  if (!error.ok()) return reply.Error(error.value());
   reply.Ok();
 }
 

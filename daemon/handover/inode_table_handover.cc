@@ -135,12 +135,12 @@ std::vector<bool> ShownInSource(const InodeHandles& handles, int root,
   list(root, top);
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].type != S_IFDIR) continue;
-    const base::UniqueFd fd = handles.Open(nodes[i].handle);
+    const base::ErrnoOr<base::UniqueFd> fd = handles.Open(nodes[i].handle);
     struct stat st {};
-    shown[i] = fd.valid() && ::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode) &&
+    shown[i] = fd.ok() && ::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode) &&
                BackingOf(st) == Backing{nodes[i].dev, nodes[i].ino} &&
-               WalkUpToSource(fd.get(), st, under);
-    if (shown[i]) list(fd.get(), st);
+               WalkUpToSource(fd->get(), st, under);
+    if (shown[i]) list(fd->get(), st);
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (nodes[i].type != S_IFDIR) shown[i] = named.contains({nodes[i].dev, nodes[i].ino});

@@ -50,13 +50,11 @@ void StopLendingFds(void* lender) {
   std::erase_if(all.lenders, [lender](const auto& entry) { return entry.second == lender; });
 }
 
-int OpenMakingRoom(absl::FunctionRef<int()> open) {
-  int fd = open();
-  for (int retry = 1; retry < kTries && fd < 0 && errno == EMFILE; ++retry) {
-    if (GiveBack(kFdsPerGiveBack) == 0) {
-      errno = EMFILE;
-      break;
-    }
+base::ErrnoOr<base::UniqueFd> OpenMakingRoom(
+    absl::FunctionRef<base::ErrnoOr<base::UniqueFd>()> open) {
+  base::ErrnoOr<base::UniqueFd> fd = open();
+  for (int retry = 1; retry < kTries && !fd.ok() && fd.error() == base::Errno(EMFILE); ++retry) {
+    if (GiveBack(kFdsPerGiveBack) == 0) break;
     fd = open();
   }
   return fd;

@@ -17,6 +17,7 @@
 #include <cstddef>
 
 #include "absl/functional/function_ref.h"
+#include "base/errno.h"
 
 namespace ringfuse::daemon {
 
@@ -28,9 +29,9 @@ using FdLender = size_t (*)(void* lender, size_t count);
 void LendFds(FdLender give_back, void* lender);
 void StopLendingFds(void* lender);
 
-// Calls `open` (an fd, or -1 with errno set); on EMFILE asks the lenders for fds and calls it
-// again, a few times at most while they give some. Returns what the last call returned, with its
-// errno.
-int OpenMakingRoom(absl::FunctionRef<int()> open);
+// Calls `open`; on EMFILE asks the lenders for fds and calls it again, a few times at most while
+// they give some. Returns what the last call returned.
+base::ErrnoOr<base::UniqueFd> OpenMakingRoom(
+    absl::FunctionRef<base::ErrnoOr<base::UniqueFd>()> open);
 
 }  // namespace ringfuse::daemon

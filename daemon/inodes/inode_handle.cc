@@ -49,8 +49,7 @@ InodeHandles::InodeHandles(int root) {
   }
   const std::string handle = HandleOf(root);
   if (handle.empty()) return;
-  const base::UniqueFd probe = Open(handle);
-  openable_ = probe.valid();
+  openable_ = Open(handle).ok();
 }
 
 std::string InodeHandles::HandleOf(int fd) {
@@ -82,9 +81,9 @@ bool InodeHandles::KnowMount(int mount_id, int fd) {
   // mountpoint: a directory opens without side effects, where a FIFO or device might not.
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
-  base::UniqueFd directory(Reopen(fd, O_RDONLY | O_DIRECTORY));
-  if (!directory.valid()) return false;
-  AddMount(mount_id, std::move(directory));
+  base::ErrnoOr<base::UniqueFd> directory = Reopen(fd, O_RDONLY | O_DIRECTORY);
+  if (!directory.ok()) return false;
+  AddMount(mount_id, *std::move(directory));
   return true;
 }
 
@@ -95,11 +94,10 @@ void InodeHandles::AddMount(int mount_id, base::UniqueFd directory) {
   mounts_.store(snapshots_.emplace_back(std::move(next)).get(), std::memory_order_release);
 }
 
-base::UniqueFd InodeHandles::Open(std::string_view handle) const {
+base::ErrnoOr<base::UniqueFd> InodeHandles::Open(std::string_view handle) const {
   StoredHeader header;
   if (handle.size() < sizeof(header) || handle.size() - sizeof(header) > kMaxHandleBytes) {
-    errno = ESTALE;
-    return base::UniqueFd();
+    return base::Errno(ESTALE);
   }
   std::memcpy(&header, handle.data(), sizeof(header));
   HandleBuffer buffer{};
@@ -108,11 +106,8 @@ base::UniqueFd InodeHandles::Open(std::string_view handle) const {
   std::memcpy(buffer.header.f_handle, handle.data() + sizeof(header), buffer.header.handle_bytes);
   auto mount = mounts().find(header.mount_id);
   const int mount_fd = mount == mounts().end() ? -1 : mount->second;
-  if (mount_fd < 0) {
-    errno = ESTALE;
-    return base::UniqueFd();
-  }
-  return base::UniqueFd(
+  if (mount_fd < 0) return base::Errno(ESTALE);
+  return base::FdOfCall(
       ::open_by_handle_at(mount_fd, &buffer.header, O_PATH | O_NOFOLLOW | O_CLOEXEC));
 }
 

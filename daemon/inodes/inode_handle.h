@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "base/errno.h"
 #include "base/fd.h"
 
 namespace ringfuse::daemon {
@@ -30,9 +31,9 @@ class InodeHandles {
   // The handle of the inode `fd` refers to (any fd, O_PATH included), or "" when its filesystem
   // gives none that Open could use later. Equal handles name the same inode.
   std::string HandleOf(int fd);
-  // An O_PATH fd to the inode `handle` names, or an invalid fd with errno set (ESTALE once the
-  // inode is gone, EMFILE...). Symlinks are opened themselves, not followed.
-  base::UniqueFd Open(std::string_view handle) const;
+  // An O_PATH fd to the inode `handle` names, or the error (ESTALE once the inode is gone,
+  // EMFILE...). Symlinks are opened themselves, not followed.
+  base::ErrnoOr<base::UniqueFd> Open(std::string_view handle) const;
 
   // For a handover: the mounts learned, each with the fd Open uses for it (kept here; -1 for a
   // mount whose handles cannot be opened). Mount ids name a mount system-wide while it stays.

@@ -82,35 +82,39 @@ void InodeTable::ServeAsRoot(base::UniqueFd root) {
   entry.open = std::make_shared<Inode>(Inode{kRootNodeId, st.st_dev, st.st_ino, std::move(root)});
 }
 
-int InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found, bool maybe_open) {
-  if (!IsPlainName(name)) return EINVAL;
+base::Errno InodeTable::Lookup(uint64_t parent, std::string_view name, Found& found,
+                               bool maybe_open) {
+  if (!IsPlainName(name)) return base::Errno(EINVAL);
   const uint64_t names_moved = names_moved_.load();
-  if (!Begin(parent, name)) return ESTALE;
-  const std::shared_ptr<const Inode> directory = Get(parent);
-  if (directory == nullptr) return errno;
+  if (!Begin(parent, name)) return base::Errno(ESTALE);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> directory = Get(parent);
+  if (!directory.ok()) return directory.error();
+  const int directory_fd = (*directory)->path.get();
   const std::string name_string(name);
   bool unnamed = false;
   bool added = false;
   // One stat finds a node already open: most lookups (a cache-off stat storm looks every name
   // up again) cost it alone, instead of an open, a stat, a handle and a close.
   if (maybe_open) {
-    if (::fstatat(directory->path.get(), name_string.c_str(), &found.attr, AT_SYMLINK_NOFOLLOW) !=
-        0) {
-      return errno;
-    }
+    const base::Errno stat = base::Errno::OfCall(
+        ::fstatat(directory_fd, name_string.c_str(), &found.attr, AT_SYMLINK_NOFOLLOW));
+    if (!stat.ok()) return stat;
   }
   if (!maybe_open || !FoundOpen(found, unnamed)) {
-    base::UniqueFd path(OpenMakingRoom([&] {
-      return ::openat(directory->path.get(), name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    }));
-    if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
-    std::string handle = handles_.openable() ? handles_.HandleOf(path.get()) : std::string();
-    added = FoundOrAdded(std::move(path), std::move(handle), parent, name, found, unnamed);
+    base::ErrnoOr<base::UniqueFd> path = OpenMakingRoom([&] {
+      return base::FdOfCall(
+          ::openat(directory_fd, name_string.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    });
+    if (!path.ok()) return path.error();
+    const base::Errno stat = base::Errno::OfCall(::fstat(path->get(), &found.attr));
+    if (!stat.ok()) return stat;
+    std::string handle = handles_.openable() ? handles_.HandleOf(path->get()) : std::string();
+    added = FoundOrAdded(*std::move(path), std::move(handle), parent, name, found, unnamed);
   }
   // Named, a node joins those the budget closes.
   if (unnamed) NameFound(found.inode->nodeid, parent, name, names_moved, added);
   CloseBeyondLimit();
-  return 0;
+  return base::Errno();
 }
 
 // Counts the lookup and notes its name before resolving it, under a tracking shard's lock that
@@ -243,13 +247,14 @@ bool InodeTable::ProvenByLookup(Shard& shard, uint64_t nodeid, Entry& entry,
   return true;
 }
 
-int InodeTable::Adopt(base::UniqueFd path, Found& found) {
-  if (!path.valid() || ::fstat(path.get(), &found.attr) != 0) return errno;
+base::Errno InodeTable::Adopt(base::UniqueFd path, Found& found) {
+  const base::Errno stat = base::Errno::OfCall(::fstat(path.get(), &found.attr));
+  if (!stat.ok()) return stat;
   BackingShard& backing = BackingOf(found.attr.st_dev, found.attr.st_ino);
   absl::MutexLock lock(&backing.mutex);
   // Kept open: an O_TMPFILE inode has no links, which some filesystems' handles do not reach.
   AddNode(std::move(path), std::string(), found);
-  return 0;
+  return base::Errno();
 }
 
 // The common FORGET leaves lookups behind: one atomic subtraction under its shard's reader lock,
@@ -337,16 +342,13 @@ bool InodeTable::DropIfUnused(uint64_t nodeid, Closing& closing,
 // the chain of closed nodes up to one that is open or has a handle is walked, then opened from
 // the top down, outside the locks. A rename through the mount meanwhile makes a name of the chain
 // stale: the walk is made again, a few times at most.
-std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
+base::ErrnoOr<std::shared_ptr<const Inode>> InodeTable::Get(uint64_t nodeid) {
   std::optional<Closed> by_handle;
   {
     Shard& shard = ShardOf(nodeid);
     absl::ReaderMutexLock lock(&shard.mutex);
     const Entry* entry = Find(shard, nodeid);
-    if (entry == nullptr) {
-      errno = ESTALE;
-      return nullptr;
-    }
+    if (entry == nullptr) return base::Errno(ESTALE);
     if (entry->open != nullptr) {
       Touch(*entry);
       return entry->open;
@@ -356,36 +358,37 @@ std::shared_ptr<const Inode> InodeTable::Get(uint64_t nodeid) {
     }
   }
   // A handle reaches the inode whatever its names: no chain, and not the names lock.
-  std::shared_ptr<const Inode> inode =
+  base::ErrnoOr<std::shared_ptr<const Inode>> inode =
       by_handle.has_value() ? Reopen(*by_handle, nullptr) : ReopenByNames(nodeid);
-  const int error = errno == 0 ? ESTALE : errno;
   CloseBeyondLimit();
-  errno = error;
   return inode;
 }
 
-std::shared_ptr<const Inode> InodeTable::ReopenByNames(uint64_t nodeid) {
+base::ErrnoOr<std::shared_ptr<const Inode>> InodeTable::ReopenByNames(uint64_t nodeid) {
   constexpr int kWalks = 3;
-  std::shared_ptr<const Inode> inode;
-  for (int walk = 0; walk < kWalks && inode == nullptr; ++walk) {
+  for (int walk = 1;; ++walk) {
     uint64_t names_moved;
-    inode = WalkAndReopen(nodeid, names_moved);
-    if (inode != nullptr || errno != ESTALE || names_moved_.load() == names_moved) break;
+    base::ErrnoOr<std::shared_ptr<const Inode>> inode = WalkAndReopen(nodeid, names_moved);
+    if (inode.ok() || inode.error() != base::Errno(ESTALE) || walk == kWalks ||
+        names_moved_.load() == names_moved) {
+      return inode;
+    }
   }
-  return inode;
 }
 
-std::shared_ptr<const Inode> InodeTable::WalkAndReopen(uint64_t nodeid, uint64_t& names_moved) {
+base::ErrnoOr<std::shared_ptr<const Inode>> InodeTable::WalkAndReopen(uint64_t nodeid,
+                                                                      uint64_t& names_moved) {
   std::vector<Closed> chain;
   std::shared_ptr<const Inode> top;
   {
     absl::ReaderMutexLock names(&names_mutex_);
     names_moved = names_moved_.load();
-    if (!ClosedChain(nodeid, chain, top)) return nullptr;
+    if (!ClosedChain(nodeid, chain, top)) return base::Errno(ESTALE);
   }
   for (auto closed = chain.rbegin(); closed != chain.rend(); ++closed) {
-    top = Reopen(*closed, top.get());
-    if (top == nullptr) return nullptr;
+    base::ErrnoOr<std::shared_ptr<const Inode>> reopened = Reopen(*closed, top.get());
+    if (!reopened.ok()) return reopened;
+    top = *std::move(reopened);
   }
   return top;
 }
@@ -400,7 +403,6 @@ bool InodeTable::ClosedChain(uint64_t nodeid, std::vector<Closed>& chain,
     const Entry* entry = Find(shard, id);
     if (entry == nullptr ||
         (entry->open == nullptr && (!entry->reopenable() || chain.size() >= kDeepest))) {
-      errno = ESTALE;
       return false;
     }
     if (entry->open != nullptr) {
@@ -414,24 +416,25 @@ bool InodeTable::ClosedChain(uint64_t nodeid, std::vector<Closed>& chain,
   }
 }
 
-std::shared_ptr<const Inode> InodeTable::Reopen(const Closed& closed, const Inode* parent) {
-  base::UniqueFd path(OpenMakingRoom([&] {
-    return !closed.handle.empty()
-               ? handles_.Open(closed.handle).release()
-               : ::openat(parent->path.get(), closed.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
-  }));
-  if (!path.valid()) {
-    if (errno == ENOENT) errno = ESTALE;  // its name is gone: renamed or removed meanwhile
-    return nullptr;
+base::ErrnoOr<std::shared_ptr<const Inode>> InodeTable::Reopen(const Closed& closed,
+                                                               const Inode* parent) {
+  base::ErrnoOr<base::UniqueFd> path = OpenMakingRoom([&] {
+    if (!closed.handle.empty()) return handles_.Open(closed.handle);
+    return base::FdOfCall(
+        ::openat(parent->path.get(), closed.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  });
+  if (!path.ok()) {
+    // Its name is gone: renamed or removed meanwhile.
+    return path.error() == base::Errno(ENOENT) ? base::Errno(ESTALE) : path.error();
   }
   struct stat st {};
-  if (::fstat(path.get(), &st) != 0) return nullptr;
+  const base::Errno stat = base::Errno::OfCall(::fstat(path->get(), &st));
+  if (!stat.ok()) return stat;
   if (st.st_dev != closed.dev || st.st_ino != closed.ino || (st.st_mode & S_IFMT) != closed.type) {
-    errno = ESTALE;  // a handle or name that reaches anything else is not this node's
-    return nullptr;
+    return base::Errno(ESTALE);  // a handle or name that reaches anything else is not this node's
   }
   auto inode =
-      std::make_shared<Inode>(Inode{closed.nodeid, closed.dev, closed.ino, std::move(path)});
+      std::make_shared<Inode>(Inode{closed.nodeid, closed.dev, closed.ino, *std::move(path)});
   Shard& shard = ShardOf(closed.nodeid);
   absl::MutexLock lock(&shard.mutex);
   Entry* entry = Find(shard, closed.nodeid);

@@ -149,11 +149,11 @@ class InodeTable {
   InodeTable& operator=(const InodeTable&) = delete;
 
   // The entry `name` in directory `parent`, counted as one kernel lookup: an existing node if
-  // the backing inode already has one, a new node id otherwise. Returns 0 or the errno to
-  // answer (EINVAL for a name that is not plain, ESTALE for a forgotten parent).
+  // the backing inode already has one, a new node id otherwise. Returns the error to answer
+  // where there is one (EINVAL for a name that is not plain, ESTALE for a forgotten parent).
   // `maybe_open`: the name may well have a node open (false right after making it: that saves a
   // stat).
-  int Lookup(uint64_t parent, std::string_view name, Found& found, bool maybe_open = true);
+  base::Errno Lookup(uint64_t parent, std::string_view name, Found& found, bool maybe_open = true);
   // The kernel forgets `count` lookups; the node is dropped when none remain (never the root) and
   // no node is named under it.
   void Forget(uint64_t nodeid, uint64_t count);
@@ -174,11 +174,11 @@ class InodeTable {
   bool reopens_by_handle() const { return handles_.openable(); }
   InodeHandles& handles() { return handles_; }
   // An inode that has no name to look it up by (an O_TMPFILE), from an O_PATH fd to it, counted
-  // as one kernel lookup like Lookup. Returns 0 or the errno to answer.
-  int Adopt(base::UniqueFd path, Found& found);
-  // The node, open; null with errno set when the kernel has forgotten it (ESTALE), its inode is
-  // gone (ESTALE) or it cannot be reopened now (EMFILE...).
-  std::shared_ptr<const Inode> Get(uint64_t nodeid);
+  // as one kernel lookup like Lookup. Returns the error to answer where there is one.
+  base::Errno Adopt(base::UniqueFd path, Found& found);
+  // The node, open; or ESTALE when the kernel has forgotten it or its inode is gone, or the
+  // error that keeps it from being reopened now (EMFILE...).
+  base::ErrnoOr<std::shared_ptr<const Inode>> Get(uint64_t nodeid);
 
   // Remember every (parent, name) looked up from now on, found or not, so that ReplaceRoot can
   // say which dentries the kernel may hold. Off by default: it costs a set insert per lookup.
@@ -425,16 +425,16 @@ class InodeTable {
     }
   }
   // Get of a closed node without a handle: its chain of names walked, again if names moved.
-  std::shared_ptr<const Inode> ReopenByNames(uint64_t nodeid);
+  base::ErrnoOr<std::shared_ptr<const Inode>> ReopenByNames(uint64_t nodeid);
   // One walk of ReopenByNames; `names_moved`: names_moved_ when the chain was read.
-  std::shared_ptr<const Inode> WalkAndReopen(uint64_t nodeid, uint64_t& names_moved);
+  base::ErrnoOr<std::shared_ptr<const Inode>> WalkAndReopen(uint64_t nodeid, uint64_t& names_moved);
   // The chain of closed nodes from `nodeid` up to one that is open (into `top`) or has a handle,
-  // or false (errno ESTALE) when a node of it is gone or cannot be reopened.
+  // or false (for ESTALE) when a node of it is gone or cannot be reopened.
   bool ClosedChain(uint64_t nodeid, std::vector<Closed>& chain, std::shared_ptr<const Inode>& top)
       ABSL_SHARED_LOCKS_REQUIRED(names_mutex_);
   // Opens a closed node again, by its handle or else by its name under `parent`, checking that
   // it still reaches (dev, ino).
-  std::shared_ptr<const Inode> Reopen(const Closed& closed, const Inode* parent);
+  base::ErrnoOr<std::shared_ptr<const Inode>> Reopen(const Closed& closed, const Inode* parent);
 
   InodeHandles handles_;
   const size_t open_limit_;

@@ -186,7 +186,9 @@ std::shared_ptr<const Inode> InodeTable::NodeNamed(uint64_t parent, std::string_
     absl::ReaderMutexLock names(&names_mutex_);
     nodeid = NodeIdNamed(parent, name);
   }
-  return nodeid == 0 ? nullptr : Get(nodeid);
+  if (nodeid == 0) return nullptr;
+  base::ErrnoOr<std::shared_ptr<const Inode>> node = Get(nodeid);
+  return node.ok() ? *std::move(node) : nullptr;
 }
 
 // Nodes named under the old root (no handles) must reopen under it, not under the new one (where

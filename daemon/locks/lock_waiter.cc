@@ -82,7 +82,7 @@ void LockWaiter::Run() {
     lock.lock();
   }
   for (const std::shared_ptr<Pending>& wait : pending_) {
-    wait->result = EINTR;
+    wait->result = base::Errno(EINTR);
     Answer(*wait);
   }
   pending_.clear();
@@ -110,15 +110,15 @@ LockWaiter::Waits LockWaiter::RetryDue(Lock& lock) {
   // do not wait for them. The waits stay pending meanwhile, so an Interrupt still finds them.
   lock.unlock();
   for (size_t i = 0; i < due.size(); ++i) {
-    due[i]->result = interrupted[i] ? EINTR : due[i]->attempt();
+    due[i]->result = interrupted[i] ? base::Errno(EINTR) : due[i]->attempt();
   }
   lock.lock();
 
   const base::MonotonicClock::time_point after = base::MonotonicClock::now();
   Waits done;
   for (const std::shared_ptr<Pending>& wait : due) {
-    if (wait->result == EAGAIN && wait->interrupted) wait->result = EINTR;
-    if (wait->result != EAGAIN) {
+    if (wait->result == kNotYet && wait->interrupted) wait->result = base::Errno(EINTR);
+    if (wait->result != kNotYet) {
       done.push_back(wait);
       continue;
     }
@@ -132,12 +132,12 @@ LockWaiter::Waits LockWaiter::RetryDue(Lock& lock) {
 void LockWaiter::Remove(const Waits& done) {
   bool granted = false;
   for (const std::shared_ptr<Pending>& wait : done) {
-    granted |= wait->result == 0;
+    granted |= wait->result.ok();
     if (--waits_by_user_[wait->account] == 0) waits_by_user_.erase(wait->account);
   }
   // Only a wait that is done has a result other than "not yet".
   std::erase_if(pending_,
-                [](const std::shared_ptr<Pending>& wait) { return wait->result != EAGAIN; });
+                [](const std::shared_ptr<Pending>& wait) { return wait->result != kNotYet; });
   if (!granted) return;
   const base::MonotonicClock::time_point soon = base::MonotonicClock::now() + kFirstRetry;
   for (const std::shared_ptr<Pending>& wait : pending_) {
@@ -150,10 +150,10 @@ void LockWaiter::Answer(Pending& wait) {
   // What the attempt holds goes before the answer: the caller may act on the answer at once
   // (close the file, say), and that must find the lock request over.
   wait.attempt = nullptr;
-  if (wait.result == 0) {
+  if (wait.result.ok()) {
     wait.reply.Ok();
   } else {
-    wait.reply.Error(wait.result);
+    wait.reply.Error(wait.result.value());
   }
 }
 

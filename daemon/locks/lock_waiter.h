@@ -33,6 +33,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "base/deadline.h"
+#include "base/errno.h"
 #include "daemon/access/accountable_user.h"
 #include "ringfuse/handler.h"
 #include "ringfuse/reply.h"
@@ -44,8 +45,9 @@ class LockWaiter {
   static constexpr size_t kMaxWaits = 512;
   static constexpr size_t kMaxWaitsPerUser = 128;
 
-  // Returns 0 when the lock is taken, EAGAIN while it is not free, another errno to fail.
-  using Attempt = std::function<int()>;
+  // Returns no error when the lock is taken, kNotYet while it is not free, another error to fail.
+  using Attempt = std::function<base::Errno()>;
+  static constexpr base::Errno kNotYet{EAGAIN};
 
   LockWaiter();
   // Pending waits are answered EINTR.
@@ -71,7 +73,7 @@ class LockWaiter {
     bool interrupted;
     base::MonotonicClock::duration interval;
     base::MonotonicClock::time_point next_try;
-    int result = EAGAIN;
+    base::Errno result = kNotYet;
   };
   using Waits = std::vector<std::shared_ptr<Pending>>;
   using Lock = std::unique_lock<std::mutex>;

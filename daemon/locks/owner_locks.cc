@@ -21,11 +21,12 @@ bool Writable(const FileHandle& handle) { return (handle.flags() & O_ACCMODE) !=
 
 // The owner's open of the handle's file: read-write for a writable handle where the daemon may
 // (so that it can hold read locks too), else as the handle is.
-base::UniqueFd OpenFor(const FileHandle& handle) {
-  base::UniqueFd fd;
-  if (Writable(handle)) fd.reset(Reopen(handle.fd(), O_RDWR));
-  if (!fd.valid()) fd.reset(Reopen(handle.fd(), handle.flags() & O_ACCMODE));
-  return fd;
+base::ErrnoOr<base::UniqueFd> OpenFor(const FileHandle& handle) {
+  if (Writable(handle)) {
+    base::ErrnoOr<base::UniqueFd> writable = Reopen(handle.fd(), O_RDWR);
+    if (writable.ok()) return writable;
+  }
+  return Reopen(handle.fd(), handle.flags() & O_ACCMODE);
 }
 
 // A lock line of /proc/self/fdinfo/N, "lock:\t1: OFDLCK  ADVISORY  READ -1 08:01:1234 0 EOF",
@@ -62,12 +63,12 @@ std::vector<struct flock> LocksOf(int fd) {
 // Takes on `to` the read locks `from` holds (a read-only open holds no other kind). They
 // cannot conflict with anyone's: `from` holds them already. On failure `to` is to be closed,
 // which lets go of what it took.
-int CarryReadLocks(int from, int to) {
-  if (!std::ifstream("/proc/self/fdinfo/" + std::to_string(from))) return EIO;
+base::Errno CarryReadLocks(int from, int to) {
+  if (!std::ifstream("/proc/self/fdinfo/" + std::to_string(from))) return base::Errno(EIO);
   for (struct flock lock : LocksOf(from)) {
-    if (::fcntl(to, F_OFD_SETLK, &lock) != 0) return errno;
+    if (::fcntl(to, F_OFD_SETLK, &lock) != 0) return base::Errno::Last();
   }
-  return 0;
+  return base::Errno();
 }
 
 }  // namespace
@@ -83,15 +84,12 @@ OwnerLocks::Limits OwnerLocks::DefaultLimits() {
   return Limits{total, total / 4};
 }
 
-std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle, uint64_t fh,
-                                                       uint64_t owner,
-                                                       absl::FunctionRef<Account()> account_of) {
+base::ErrnoOr<std::shared_ptr<OwnerLocks::Request>> OwnerLocks::Begin(
+    const FileHandle& handle, uint64_t fh, uint64_t owner,
+    absl::FunctionRef<Account()> account_of) {
   const Key key{handle.dev(), handle.ino(), owner};
   absl::MutexLock hold(&mutex_);
-  if (const int error = Prepare(key, handle, account_of); error != 0) {
-    errno = error;
-    return nullptr;
-  }
+  if (const base::Errno error = Prepare(key, handle, account_of); !error.ok()) return error;
   OwnerOpen& open = opens_[key];
   ++open.requests;
   open.last_fh = fh;
@@ -99,42 +97,42 @@ std::shared_ptr<OwnerLocks::Request> OwnerLocks::Begin(const FileHandle& handle,
   return std::make_shared<Request>(*this, key);
 }
 
-int OwnerLocks::Prepare(const Key& key, const FileHandle& handle,
-                        absl::FunctionRef<Account()> account_of) {
+base::Errno OwnerLocks::Prepare(const Key& key, const FileHandle& handle,
+                                absl::FunctionRef<Account()> account_of) {
   auto known = opens_.find(key);
   if (known == opens_.end()) return Open(key, handle, account_of);
-  if (known->second.writable || !Writable(handle)) return 0;
-  base::UniqueFd fd = OpenFor(handle);
+  if (known->second.writable || !Writable(handle)) return base::Errno();
+  base::ErrnoOr<base::UniqueFd> fd = OpenFor(handle);
   // Made writable where it can be; else the read-only open serves on (a write lock there fails).
-  if (!fd.valid() || CarryReadLocks(known->second.fd.get(), fd.get()) != 0) return 0;
-  known->second.fd = std::move(fd);  // the read-only open closes: its locks are held anew
+  if (!fd.ok() || !CarryReadLocks(known->second.fd.get(), fd->get()).ok()) return base::Errno();
+  known->second.fd = *std::move(fd);  // the read-only open closes: its locks are held anew
   known->second.writable = true;
-  return 0;
+  return base::Errno();
 }
 
 // The account is asked for here only, once per owner's open made: it reads /proc, as the open
 // itself makes a system call, under the mutex.
-int OwnerLocks::Open(const Key& key, const FileHandle& handle,
-                     absl::FunctionRef<Account()> account_of) {
-  if (opens_.size() >= limits_.total) return ENOLCK;
+base::Errno OwnerLocks::Open(const Key& key, const FileHandle& handle,
+                             absl::FunctionRef<Account()> account_of) {
+  if (opens_.size() >= limits_.total) return base::Errno(ENOLCK);
   const Account account = account_of();
-  if (OpensOf(account) >= limits_.per_user) return ENOLCK;
-  base::UniqueFd fd = OpenFor(handle);
-  if (!fd.valid()) return errno;
+  if (OpensOf(account) >= limits_.per_user) return base::Errno(ENOLCK);
+  base::ErrnoOr<base::UniqueFd> fd = OpenFor(handle);
+  if (!fd.ok()) return fd.error();
   opens_.emplace(key,
-                 OwnerOpen{.fd = std::move(fd), .account = account, .writable = Writable(handle)});
+                 OwnerOpen{.fd = *std::move(fd), .account = account, .writable = Writable(handle)});
   ++per_user_[account];
-  return 0;
+  return base::Errno();
 }
 
-int OwnerLocks::Probe(const FileHandle& handle, uint64_t owner, struct flock& lock) {
+base::Errno OwnerLocks::Probe(const FileHandle& handle, uint64_t owner, struct flock& lock) {
   const Key key{handle.dev(), handle.ino(), owner};
   absl::MutexLock hold(&mutex_);
   const auto known = opens_.find(key);
   const int fd = known != opens_.end() ? known->second.fd.get() : handle.fd();
-  if (::fcntl(fd, F_OFD_GETLK, &lock) != 0) return errno;
+  if (::fcntl(fd, F_OFD_GETLK, &lock) != 0) return base::Errno::Last();
   if (lock.l_type != F_UNLCK) lock.l_pid = HolderOf(key, lock);
-  return 0;
+  return base::Errno();
 }
 
 bool OwnerLocks::Holds(const FileHandle& handle, uint64_t owner) const {
@@ -143,15 +141,15 @@ bool OwnerLocks::Holds(const FileHandle& handle, uint64_t owner) const {
   return opens_.contains(Key{handle.dev(), handle.ino(), owner});
 }
 
-int OwnerLocks::Set(const Key& key, struct flock lock, uint32_t pid) {
+base::Errno OwnerLocks::Set(const Key& key, struct flock lock, uint32_t pid) {
   absl::MutexLock hold(&mutex_);
   OwnerOpen& open = opens_.at(key);
-  if (::fcntl(open.fd.get(), F_OFD_SETLK, &lock) != 0) return errno;
+  if (::fcntl(open.fd.get(), F_OFD_SETLK, &lock) != 0) return base::Errno::Last();
   if (lock.l_type != F_UNLCK) {
     open.flushed = false;
     open.pid = pid;
   }
-  return 0;
+  return base::Errno();
 }
 
 pid_t OwnerLocks::HolderOf(const Key& key, const struct flock& lock) {
@@ -244,11 +242,11 @@ void OwnerLocks::Restore(const Saved& saved, base::UniqueFd fd) {
   Counted();
 }
 
-int OwnerLocks::CheckAccess(const FileHandle& handle, short lock_type) {
+base::Errno OwnerLocks::CheckAccess(const FileHandle& handle, short lock_type) {
   const int mode = handle.flags() & O_ACCMODE;
-  if (lock_type == F_RDLCK && mode == O_WRONLY) return EBADF;
-  if (lock_type == F_WRLCK && mode == O_RDONLY) return EBADF;
-  return 0;
+  if (lock_type == F_RDLCK && mode == O_WRONLY) return base::Errno(EBADF);
+  if (lock_type == F_WRLCK && mode == O_RDONLY) return base::Errno(EBADF);
+  return base::Errno();
 }
 
 }  // namespace ringfuse::daemon

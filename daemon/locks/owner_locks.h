@@ -46,6 +46,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
+#include "base/errno.h"
 #include "base/fd.h"
 #include "daemon/access/accountable_user.h"
 #include "daemon/fs/file_handle.h"
@@ -65,8 +66,8 @@ class OwnerLocks {
     Request(const Request&) = delete;
     Request& operator=(const Request&) = delete;
 
-    // F_OFD_SETLK on the owner's open for process `pid`: 0 or an errno.
-    int Set(struct flock lock, uint32_t pid) { return locks_.Set(key_, lock, pid); }
+    // F_OFD_SETLK on the owner's open for process `pid`.
+    base::Errno Set(struct flock lock, uint32_t pid) { return locks_.Set(key_, lock, pid); }
 
    private:
     OwnerLocks& locks_;
@@ -83,15 +84,16 @@ class OwnerLocks {
   explicit OwnerLocks(Limits limits = DefaultLimits()) : limits_(limits) {}
 
   // A lock by `owner` through `handle` (the kernel's `fh` for it), on its open of the handle's
-  // inode (made, or made writable, as the handle allows); null with errno set when that open
-  // cannot be had (ENOLCK past the limits). `account_of` names the user the owner's process
-  // counts towards (accountable_user.h), asked only when an open is to be made.
-  std::shared_ptr<Request> Begin(const FileHandle& handle, uint64_t fh, uint64_t owner,
-                                 absl::FunctionRef<Account()> account_of);
+  // inode (made, or made writable, as the handle allows); the error when that open cannot be had
+  // (ENOLCK past the limits). `account_of` names the user the owner's process counts towards
+  // (accountable_user.h), asked only when an open is to be made.
+  base::ErrnoOr<std::shared_ptr<Request>> Begin(const FileHandle& handle, uint64_t fh,
+                                                uint64_t owner,
+                                                absl::FunctionRef<Account()> account_of);
   // F_OFD_GETLK for `owner` through its open if it has one, else through the handle's own fd:
   // a question makes no open. The conflicting lock's l_pid is the process that took it through
-  // the mount (0 for a lock the daemon does not know, taken in SOURCE); 0 or an errno.
-  int Probe(const FileHandle& handle, uint64_t owner, struct flock& lock);
+  // the mount (0 for a lock the daemon does not know, taken in SOURCE).
+  base::Errno Probe(const FileHandle& handle, uint64_t owner, struct flock& lock);
   // Whether `owner` holds an open of the handle's inode (and so any lock there to release).
   bool Holds(const FileHandle& handle, uint64_t owner) const;
   // Releases every lock `owner` holds on the handle's inode.
@@ -118,8 +120,8 @@ class OwnerLocks {
   // Holds `saved`'s open again, with `fd` (the same open file, so the same locks).
   void Restore(const Saved& saved, base::UniqueFd fd);
 
-  // EBADF, as fcntl gives, for a lock the handle's access mode does not allow; else 0.
-  static int CheckAccess(const FileHandle& handle, short lock_type);
+  // EBADF, as fcntl gives, for a lock the handle's access mode does not allow; else none.
+  static base::Errno CheckAccess(const FileHandle& handle, short lock_type);
 
  private:
   // The account an open counts towards: none for one a handover brought.
@@ -137,17 +139,17 @@ class OwnerLocks {
   // Ordered: the owners of one inode are neighbours.
   using Opens = std::map<Key, OwnerOpen>;
 
-  // The owner's open, made (within the limits) or made writable as `handle` allows; 0 or an
-  // errno.
-  int Prepare(const Key& key, const FileHandle& handle, absl::FunctionRef<Account()> account_of)
+  // The owner's open, made (within the limits) or made writable as `handle` allows.
+  base::Errno Prepare(const Key& key, const FileHandle& handle,
+                      absl::FunctionRef<Account()> account_of)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  // A new owner's open, within the limits; 0 or an errno.
-  int Open(const Key& key, const FileHandle& handle, absl::FunctionRef<Account()> account_of)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // A new owner's open, within the limits.
+  base::Errno Open(const Key& key, const FileHandle& handle,
+                   absl::FunctionRef<Account()> account_of) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   size_t OpensOf(Account account) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Takes an open out, and out of its user's count; closing it releases its locks.
   void Erase(Opens::iterator open) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
-  int Set(const Key& key, struct flock lock, uint32_t pid);
+  base::Errno Set(const Key& key, struct flock lock, uint32_t pid);
   // The pid of the owner other than `key`'s holding `lock` on key's inode, or 0.
   pid_t HolderOf(const Key& key, const struct flock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void End(const Key& key);

@@ -198,10 +198,10 @@ TEST_F(AsCaller, KeepsOnlyTheCapabilityAskedFor) {
                   context, 0,
                   [&] {
                     inside = EffectiveCapabilities();
-                    return 0;
+                    return base::Errno();
                   },
                   kCapabilityFsetid),
-              0);
+              base::Errno());
     EXPECT_EQ(inside, kCapabilityFsetid);
     EXPECT_EQ(EffectiveCapabilities(), before);
   }).join();
@@ -226,10 +226,10 @@ TEST_F(AsCaller, AFilesOwnerIsActedAsWithOnlyWhatIsKept) {
                     fsgid = ::syscall(SYS_setfsgid, -1);
                     inside = EffectiveCapabilities();
                     groups_inside = ThreadGroups();
-                    return 0;
+                    return base::Errno();
                   },
                   kCapabilityFsetid),
-              0);
+              base::Errno());
     EXPECT_EQ(fsuid, 1003);
     EXPECT_EQ(fsgid, 1004);
     EXPECT_EQ(inside, kCapabilityFsetid);
@@ -250,10 +250,10 @@ TEST_F(AsCaller, ARootOwnedFileIsActedAsWithoutRootsCapabilities) {
                   file.get(),
                   [&] {
                     inside = EffectiveCapabilities();
-                    return 0;
+                    return base::Errno();
                   },
                   kSysAdmin),
-              0);
+              base::Errno());
     EXPECT_EQ(inside, kSysAdmin);
   }).join();
 }
@@ -275,14 +275,14 @@ TEST_F(AsCaller, AGroupThatCouldDenyRefusesACallerWhoseGroupsAreUnknown) {
     int calls = 0;
     const auto call = [&] {
       ++calls;
-      return 0;
+      return base::Errno();
     };
     EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {plain_fd.get(), banned_fd.get()}),
-              -1);
-    EXPECT_EQ(errno, EACCES);
+              base::Errno(EACCES));
     EXPECT_EQ(calls, 0);
-    EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {plain_fd.get(), -1}), 0);
-    EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {}), 0) << "nothing decided on";
+    EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {plain_fd.get(), -1}), base::Errno());
+    EXPECT_EQ(CallAsCaller(context, kCreatesNothing, call, 0, {}), base::Errno())
+        << "nothing decided on";
     EXPECT_EQ(calls, 2);
     EXPECT_EQ(::syscall(SYS_setfsuid, -1), 0);
   }).join();
@@ -297,10 +297,9 @@ TEST_F(AsCaller, AnIdThatDoesNotTakeRefusesTheCall) {
     EXPECT_EQ(CallAsCaller(context, 0,
                            [&] {
                              called = true;
-                             return 0;
+                             return base::Errno();
                            }),
-              -1);
-    EXPECT_EQ(errno, EPERM);
+              base::Errno(EPERM));
     EXPECT_FALSE(called);
     EXPECT_EQ(::syscall(SYS_setfsuid, -1), 0) << "restored";
   }).join();

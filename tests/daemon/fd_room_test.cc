@@ -37,6 +37,7 @@ class FdRoomTest : public ::testing::Test {
   }
 
   static int OpenNull() { return ::open("/dev/null", O_RDONLY | O_CLOEXEC); }
+  static base::ErrnoOr<base::UniqueFd> OpenNullOrError() { return base::FdOfCall(OpenNull()); }
 
   // A lender of the fds `held_` keeps, as the inode table lends its nodes'.
   static size_t GiveBack(void* test, size_t count) {
@@ -53,16 +54,16 @@ class FdRoomTest : public ::testing::Test {
 TEST_F(FdRoomTest, AnOpenThatRanOutOfFdsTakesSomeFromALenderAndSucceeds) {
   LendFds(&FdRoomTest::GiveBack, this);
   const size_t held_before = held_.size();
-  const base::UniqueFd fd(OpenMakingRoom(OpenNull));
-  EXPECT_TRUE(fd.valid()) << std::strerror(errno);
+  const base::ErrnoOr<base::UniqueFd> fd = OpenMakingRoom(OpenNullOrError);
+  EXPECT_TRUE(fd.ok()) << fd.error();
   EXPECT_LT(held_.size(), held_before) << "the lender gave nothing back";
 }
 
 // The negative control: with no lender the same open fails as plainly.
 TEST_F(FdRoomTest, WithNoLenderTheOpenFailsWithEmfile) {
-  const base::UniqueFd fd(OpenMakingRoom(OpenNull));
-  EXPECT_FALSE(fd.valid());
-  EXPECT_EQ(errno, EMFILE);
+  const base::ErrnoOr<base::UniqueFd> fd = OpenMakingRoom(OpenNullOrError);
+  ASSERT_FALSE(fd.ok());
+  EXPECT_EQ(fd.error(), base::Errno(EMFILE));
 }
 
 // A lender with nothing left to give does not make the open loop.
@@ -70,9 +71,9 @@ TEST_F(FdRoomTest, ALenderWithNothingLeftLeavesTheEmfile) {
   std::vector<base::UniqueFd> kept = std::move(held_);
   held_.clear();
   LendFds(&FdRoomTest::GiveBack, this);
-  const base::UniqueFd fd(OpenMakingRoom(OpenNull));
-  EXPECT_FALSE(fd.valid());
-  EXPECT_EQ(errno, EMFILE);
+  const base::ErrnoOr<base::UniqueFd> fd = OpenMakingRoom(OpenNullOrError);
+  ASSERT_FALSE(fd.ok());
+  EXPECT_EQ(fd.error(), base::Errno(EMFILE));
 }
 
 }  // namespace

@@ -78,19 +78,18 @@ class InodeTableConcurrency : public ::testing::Test {
     for (int round = 0; round < kRounds; ++round) {
       const int file = (round * 7 + thread * 13) % kFiles;
       Found dir;
-      if (table_->Lookup(InodeTable::kRootNodeId, "d", dir) != 0) {
+      if (!table_->Lookup(InodeTable::kRootNodeId, "d", dir).ok()) {
         ++failures;
         continue;
       }
       Found found;
-      const int error =
+      const base::Errno error =
           table_->Lookup(dir.inode->nodeid, "f" + std::to_string(file), found, round % 2 == 0);
-      if (error != 0 || found.attr.st_ino != inodes_[file]) ++failures;
-      if (error == 0) {
-        const std::shared_ptr<const Inode> again = table_->Get(found.inode->nodeid);
+      if (!error.ok() || found.attr.st_ino != inodes_[file]) ++failures;
+      if (error.ok()) {
+        const base::ErrnoOr<std::shared_ptr<const Inode>> again = table_->Get(found.inode->nodeid);
         struct stat st {};
-        if (again == nullptr || ::fstat(again->path.get(), &st) != 0 ||
-            st.st_ino != inodes_[file]) {
+        if (!again.ok() || ::fstat((*again)->path.get(), &st) != 0 || st.st_ino != inodes_[file]) {
           ++failures;
         }
         table_->Forget(found.inode->nodeid, 1);
@@ -141,7 +140,7 @@ TEST_F(InodeTableConcurrency, GivingFdsBackWhileLookingUpKeepsCountsExact) {
 // The negative control for the count above: a lookup not forgotten keeps its node.
 TEST_F(InodeTableConcurrency, ALookupNotForgottenKeepsItsNode) {
   Found dir;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "d", dir), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "d", dir), base::Errno());
   EXPECT_EQ(Rounds(0), 0);
   EXPECT_EQ(table_->size(), 2u);
   EXPECT_EQ(table_->LookupCount(dir.inode->nodeid), 1u);

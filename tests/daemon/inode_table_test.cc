@@ -37,9 +37,9 @@ class InodeTableTest : public ::testing::Test {
 
   uint64_t NodeOf(uint64_t parent, std::string_view name) {
     Found found;
-    const int error = table_->Lookup(parent, name, found);
-    EXPECT_EQ(error, 0) << std::strerror(error);
-    return error == 0 ? found.inode->nodeid : 0;
+    const base::Errno error = table_->Lookup(parent, name, found);
+    EXPECT_TRUE(error.ok()) << error;
+    return error.ok() ? found.inode->nodeid : 0;
   }
 
   TempDir root_{"ringfuse-inodes"};  // declared first, so the table goes before it
@@ -59,9 +59,9 @@ TEST_F(InodeTableTest, ForgetDropsTheNodeWhenTheLastLookupGoes) {
   const uint64_t file = NodeOf(InodeTable::kRootNodeId, "file");
   NodeOf(InodeTable::kRootNodeId, "file");
   table_->Forget(file, 1);
-  EXPECT_NE(table_->Get(file), nullptr);
+  EXPECT_TRUE(table_->Get(file).ok());
   table_->Forget(file, 1);
-  EXPECT_EQ(table_->Get(file), nullptr);
+  EXPECT_FALSE(table_->Get(file).ok());
   EXPECT_NE(NodeOf(InodeTable::kRootNodeId, "file"), file) << "a forgotten node id is not reused";
 }
 
@@ -73,7 +73,7 @@ TEST_F(InodeTableTest, ForgetErasesOnlyItsOwnNodesBackingInode) {
   ASSERT_EQ(
       table_->Adopt(base::UniqueFd(::open((root_.path() + "/file").c_str(), O_PATH | O_CLOEXEC)),
                     adopted),
-      0);
+      base::Errno());
   ASSERT_NE(adopted.inode->nodeid, looked_up);
   table_->Forget(looked_up, 1);
   EXPECT_EQ(NodeOf(InodeTable::kRootNodeId, "file"), adopted.inode->nodeid)
@@ -87,11 +87,12 @@ TEST_F(InodeTableTest, UnclosableNodesAreNamedLeastRecentlyUsedFirst) {
   for (int i = 0; i < 10; ++i) {
     Found found;
     ASSERT_EQ(
-        table_->Adopt(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), found), 0);
+        table_->Adopt(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), found),
+        base::Errno());
     adopted.push_back(found.inode->nodeid);
   }
   EXPECT_EQ(table_->pinned_count(), 11u) << "ten adopted nodes and the root";
-  EXPECT_NE(table_->Get(adopted[0]), nullptr);  // now the most recently used
+  EXPECT_TRUE(table_->Get(adopted[0]).ok());  // now the most recently used
   const std::vector<uint64_t> first = table_->UnclosableBeyond(4);
   EXPECT_EQ(first, std::vector<uint64_t>(adopted.begin() + 1, adopted.begin() + 7));
   const std::vector<uint64_t> second = table_->UnclosableBeyond(4);
@@ -104,22 +105,22 @@ TEST_F(InodeTableTest, UnclosableNodesAreNamedLeastRecentlyUsedFirst) {
 
 TEST_F(InodeTableTest, TheRootIsNeverForgotten) {
   table_->Forget(InodeTable::kRootNodeId, 1000);
-  EXPECT_NE(table_->Get(InodeTable::kRootNodeId), nullptr);
+  EXPECT_TRUE(table_->Get(InodeTable::kRootNodeId).ok());
 }
 
 TEST_F(InodeTableTest, SymlinksAreNotFollowed) {
   Found link;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "link-out", link), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "link-out", link), base::Errno());
   EXPECT_TRUE(S_ISLNK(link.attr.st_mode)) << "the lookup reached outside the source tree";
 }
 
 TEST_F(InodeTableTest, OnlyPlainNamesAreLookedUp) {
   Found found;
   for (std::string_view name : {"", ".", "..", "dir/hardlink", "../etc"}) {
-    EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, name, found), EINVAL) << name;
+    EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, name, found), base::Errno(EINVAL)) << name;
   }
-  EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, "missing", found), ENOENT);
-  EXPECT_EQ(table_->Lookup(12345, "file", found), ESTALE);
+  EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, "missing", found), base::Errno(ENOENT));
+  EXPECT_EQ(table_->Lookup(12345, "file", found), base::Errno(ESTALE));
 }
 
 TEST_F(InodeTableTest, ARenamedDirectoryKeepsItsNodeAndItsChildrenResolveThroughIt) {
@@ -134,8 +135,8 @@ TEST_F(InodeTableTest, ReplaceRootReportsTrackedNamesOnceAndSwitchesTheRoot) {
   const uint64_t dir = NodeOf(InodeTable::kRootNodeId, "dir");
   NodeOf(dir, "hardlink");
   Found missing;
-  EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, "missing", missing), ENOENT);
-  EXPECT_EQ(table_->Lookup(999, "under-a-forgotten-parent", missing), ESTALE);
+  EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, "missing", missing), base::Errno(ENOENT));
+  EXPECT_EQ(table_->Lookup(999, "under-a-forgotten-parent", missing), base::Errno(ESTALE));
 
   KernelCache cache = table_->ReplaceRoot(
       base::UniqueFd(::open((root_.path() + "/dir").c_str(), O_PATH | O_CLOEXEC)));
@@ -153,13 +154,16 @@ TEST_F(InodeTableTest, ReplaceRootReportsTrackedNamesOnceAndSwitchesTheRoot) {
 TEST_F(InodeTableTest, TrackingPastItsLimitMarksTheNamesIncomplete) {
   table_->TrackEntries(2);
   Found found;
-  for (const char* name : {"a", "b", "a", "b"})
-    table_->Lookup(InodeTable::kRootNodeId, name, found);
+  for (const char* name : {"a", "b", "a", "b"}) {
+    EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, name, found), base::Errno(ENOENT));
+  }
   KernelCache cache =
       table_->ReplaceRoot(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u);
   EXPECT_TRUE(cache.entries_complete) << "names already tracked do not count twice";
-  for (const char* name : {"a", "b", "c"}) table_->Lookup(InodeTable::kRootNodeId, name, found);
+  for (const char* name : {"a", "b", "c"}) {
+    EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, name, found), base::Errno(ENOENT));
+  }
   cache = table_->ReplaceRoot(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
   EXPECT_EQ(cache.entries.size(), 2u);
   EXPECT_FALSE(cache.entries_complete);
@@ -180,7 +184,7 @@ class BoundedInodeTableTest : public InodeTableTest {
         base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)), kOpenLimit);
     // Reopening needs CAP_DAC_READ_SEARCH; without it every node stays open (tested below).
     Found probe;
-    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f0", probe), 0);
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f0", probe), base::Errno());
     reopenable_ = table_->pinned_count() == 1;
     table_->Forget(probe.inode->nodeid, 1);
   }
@@ -199,9 +203,9 @@ class BoundedInodeTableTest : public InodeTableTest {
 
   // The (st_dev, st_ino) of what the node's fd reaches.
   std::pair<dev_t, ino_t> BackingOf(uint64_t nodeid) {
-    const std::shared_ptr<const Inode> inode = table_->Get(nodeid);
+    const base::ErrnoOr<std::shared_ptr<const Inode>> inode = table_->Get(nodeid);
     struct stat st {};
-    if (inode == nullptr || ::fstat(inode->path.get(), &st) != 0) return {0, 0};
+    if (!inode.ok() || ::fstat((*inode)->path.get(), &st) != 0) return {0, 0};
     return {st.st_dev, st.st_ino};
   }
 
@@ -212,7 +216,8 @@ TEST_F(BoundedInodeTableTest, KeepsAtMostItsLimitOpenAndReopensEveryNodeOnDemand
   if (!reopenable_) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
   std::vector<Found> nodes(kFiles);
   for (int i = 0; i < kFiles; ++i) {
-    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), nodes[i]), 0);
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), nodes[i]),
+              base::Errno());
     EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
   }
   for (const Found& node : nodes) {
@@ -243,7 +248,8 @@ TEST_F(BoundedInodeTableTest, GivesFdsBackAndKeepsItsBudgetLoweredAWhile) {
   const auto look_up_all = [&] {
     for (int i = 0; i < kFiles; ++i) {
       Found found;
-      ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), found), 0);
+      ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), found),
+                base::Errno());
     }
   };
   ASSERT_NO_FATAL_FAILURE(look_up_all());
@@ -263,17 +269,17 @@ TEST_F(BoundedInodeTableTest, GivesFdsBackAndKeepsItsBudgetLoweredAWhile) {
 TEST_F(BoundedInodeTableTest, AClosedNodeFollowsItsInodeAcrossARename) {
   if (!reopenable_) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
   Found moved;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", moved), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", moved), base::Errno());
   Found other;
   for (int i = 2; i < 2 + static_cast<int>(kOpenLimit); ++i) {
-    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other), 0);
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other),
+              base::Errno());
   }
   const uint64_t moved_node = moved.inode->nodeid;
   moved.inode.reset();  // now closed: only its handle is left
   std::filesystem::rename(root_.path() + "/f1", root_.path() + "/dir/renamed");
   EXPECT_EQ(BackingOf(moved_node), std::pair(moved.attr.st_dev, moved.attr.st_ino));
-  EXPECT_EQ(table_->Get(12345), nullptr);
-  EXPECT_EQ(errno, ESTALE);
+  EXPECT_EQ(table_->Get(12345).error(), base::Errno(ESTALE));
 }
 
 // A closed node does not keep its inode alive, so its number can come back for another file:
@@ -282,29 +288,29 @@ TEST_F(BoundedInodeTableTest, AClosedNodeFollowsItsInodeAcrossARename) {
 TEST_F(BoundedInodeTableTest, AReusedInodeNumberIsAnotherNode) {
   if (!reopenable_) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
   Found old_file;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "victim", old_file), ENOENT);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "victim", old_file), base::Errno(ENOENT));
   WriteFile(root_.path() + "/victim", "old");
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "victim", old_file), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "victim", old_file), base::Errno());
   const uint64_t old_node = old_file.inode->nodeid;
   old_file.inode.reset();
   Found other;
   for (int i = 0; i < static_cast<int>(kOpenLimit); ++i) {
-    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other), 0);
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other),
+              base::Errno());
   }
   other.inode.reset();
   std::filesystem::remove(root_.path() + "/victim");
   const std::string reused = NewFileReusing(old_file.attr.st_ino);
-  EXPECT_EQ(table_->Get(old_node), nullptr) << "a deleted inode is still served";
-  EXPECT_EQ(errno, ESTALE);
+  EXPECT_EQ(table_->Get(old_node).error(), base::Errno(ESTALE))
+      << "a deleted inode is still served";
   if (reused.empty()) return;  // a filesystem that does not reuse numbers soon (tmpfs) ends here
   Found new_file;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, new_file), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, new_file), base::Errno());
   EXPECT_NE(new_file.inode->nodeid, old_node);
-  EXPECT_EQ(table_->Get(old_node), nullptr);
-  EXPECT_EQ(errno, ESTALE);
+  EXPECT_EQ(table_->Get(old_node).error(), base::Errno(ESTALE));
   table_->Forget(old_node, 1);
   Found again;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, again), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, again), base::Errno());
   EXPECT_EQ(again.inode->nodeid, new_file.inode->nodeid) << "FORGET dropped another node's inode";
 }
 
@@ -330,7 +336,7 @@ class NamedInodeTableTest : public BoundedInodeTableTest {
 
   // Looks `name` up into `found`, lets go of its fd and closes it; returns its node id.
   uint64_t LookUpClosed(std::string_view name, Found& found) {
-    EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, name, found), 0);
+    EXPECT_EQ(table_->Lookup(InodeTable::kRootNodeId, name, found), base::Errno());
     const uint64_t nodeid = found.inode == nullptr ? 0 : found.inode->nodeid;
     found.inode.reset();
     CloseTheOthers();
@@ -348,7 +354,8 @@ class NamedInodeTableTest : public BoundedInodeTableTest {
   void CloseTheOthers() {
     Found other;
     for (int i = 10; i < 10 + static_cast<int>(kOpenLimit); ++i) {
-      ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other), 0);
+      ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), other),
+                base::Errno());
     }
   }
 
@@ -358,7 +365,8 @@ class NamedInodeTableTest : public BoundedInodeTableTest {
 TEST_F(NamedInodeTableTest, KeepsAtMostItsLimitOpenAndReopensEveryNodeByName) {
   std::vector<Found> nodes(kFiles);
   for (int i = 0; i < kFiles; ++i) {
-    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), nodes[i]), 0);
+    ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f" + std::to_string(i), nodes[i]),
+              base::Errno());
     EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
   }
   EXPECT_EQ(table_->pinned_count(), 1u) << "only the root is kept open";
@@ -371,7 +379,8 @@ TEST_F(NamedInodeTableTest, KeepsAtMostItsLimitOpenAndReopensEveryNodeByName) {
 // The file's directories are closed too: each is reopened under its own, from the root down.
 TEST_F(NamedInodeTableTest, AClosedNodeUnderClosedDirectoriesIsReopenedThroughThem) {
   Found deep;
-  ASSERT_EQ(table_->Lookup(NodeOf(NodeOf(InodeTable::kRootNodeId, "a"), "b"), "deep", deep), 0);
+  ASSERT_EQ(table_->Lookup(NodeOf(NodeOf(InodeTable::kRootNodeId, "a"), "b"), "deep", deep),
+            base::Errno());
   const uint64_t deep_node = deep.inode->nodeid;
   deep.inode.reset();
   CloseTheOthers();
@@ -391,7 +400,7 @@ TEST_F(NamedInodeTableTest, AClosedNodeFollowsARenameThroughTheMount) {
 // closed later it reopens by the new name.
 TEST_F(NamedInodeTableTest, AnOpenNodeRenamedIsReopenedByItsNewNameOnceClosed) {
   Found moved;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", moved), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", moved), base::Errno());
   RenameF1IntoDir();
   const uint64_t moved_node = moved.inode->nodeid;
   moved.inode.reset();
@@ -402,8 +411,8 @@ TEST_F(NamedInodeTableTest, AnOpenNodeRenamedIsReopenedByItsNewNameOnceClosed) {
 
 TEST_F(NamedInodeTableTest, AnExchangeSwapsTheTwoNodesNames) {
   Found first, second;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", first), 0);
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f2", second), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f1", first), base::Errno());
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, "f2", second), base::Errno());
   const uint64_t first_node = first.inode->nodeid, second_node = second.inode->nodeid;
   first.inode.reset();
   second.inode.reset();
@@ -422,11 +431,10 @@ TEST_F(NamedInodeTableTest, ANameChangedBehindTheMountAnswersEstale) {
   Found moved;
   const uint64_t moved_node = LookUpClosed("f1", moved);
   std::filesystem::rename(root_.path() + "/f1", root_.path() + "/dir/renamed");
-  EXPECT_EQ(table_->Get(moved_node), nullptr);
-  EXPECT_EQ(errno, ESTALE);
+  EXPECT_EQ(table_->Get(moved_node).error(), base::Errno(ESTALE));
   WriteFile(root_.path() + "/f1", "another file");
-  EXPECT_EQ(table_->Get(moved_node), nullptr) << "another inode served as the moved one";
-  EXPECT_EQ(errno, ESTALE);
+  EXPECT_EQ(table_->Get(moved_node).error(), base::Errno(ESTALE))
+      << "another inode served as the moved one";
 }
 
 // A removed name cannot reopen its node: held open across the removal, it stays open until FORGET.
@@ -452,7 +460,7 @@ TEST_F(NamedInodeTableTest, AForgottenDirectoryStaysWhileANodeIsNamedUnderIt) {
   const size_t before = table_->size();
   const uint64_t dir = NodeOf(InodeTable::kRootNodeId, "a");
   Found file;
-  ASSERT_EQ(table_->Lookup(NodeOf(dir, "b"), "deep", file), 0);
+  ASSERT_EQ(table_->Lookup(NodeOf(dir, "b"), "deep", file), base::Errno());
   const uint64_t file_node = file.inode->nodeid;
   file.inode.reset();
   table_->Forget(dir, 1);
@@ -477,8 +485,7 @@ TEST_F(NamedInodeTableTest, AHeldNodeClosedBeforeItsRemovalStaysReachable) {
     std::filesystem::remove(root_.path() + "/f1");
     table_->Removed(InodeTable::kRootNodeId, "f1", held);
   }
-  EXPECT_EQ(BackingOf(removed_node), std::pair(removed.attr.st_dev, removed.attr.st_ino))
-      << std::strerror(errno);
+  EXPECT_EQ(BackingOf(removed_node), std::pair(removed.attr.st_dev, removed.attr.st_ino));
 }
 
 // Revisions mode: a file shared by two revisions (hard-linked) under directories that are other
@@ -487,7 +494,8 @@ TEST_F(NamedInodeTableTest, AClosedNodeUnchangedAcrossARootSwitchStaysReachable)
   std::filesystem::create_directories(root_.path() + "/r2/a/b");
   std::filesystem::create_hard_link(root_.path() + "/a/b/deep", root_.path() + "/r2/a/b/deep");
   Found deep;
-  ASSERT_EQ(table_->Lookup(NodeOf(NodeOf(InodeTable::kRootNodeId, "a"), "b"), "deep", deep), 0);
+  ASSERT_EQ(table_->Lookup(NodeOf(NodeOf(InodeTable::kRootNodeId, "a"), "b"), "deep", deep),
+            base::Errno());
   const uint64_t deep_node = deep.inode->nodeid;
   deep.inode.reset();
   CloseTheOthers();
@@ -519,10 +527,10 @@ TEST_F(NamedInodeTableTest, AReusedInodeNumberUnderAnotherNameIsAnotherNode) {
   const uint64_t old_node = LookUpClosed("victim", old_file);
   std::filesystem::remove(root_.path() + "/victim");
   const std::string reused = NewFileReusing(old_file.attr.st_ino);
-  EXPECT_EQ(table_->Get(old_node), nullptr) << "a deleted inode is still served";
+  EXPECT_FALSE(table_->Get(old_node).ok()) << "a deleted inode is still served";
   if (reused.empty()) return;  // a filesystem that does not reuse numbers soon (tmpfs) ends here
   Found new_file;
-  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, new_file), 0);
+  ASSERT_EQ(table_->Lookup(InodeTable::kRootNodeId, reused, new_file), base::Errno());
   EXPECT_NE(new_file.inode->nodeid, old_node) << "another file got the deleted file's node";
 }
 

@@ -34,7 +34,7 @@ class KeptStateTest : public ::testing::Test {
     kept_ = *kept;
     // The dead daemon's node, recorded in its node journal as a lookup records it.
     Found found;
-    ASSERT_EQ(dead_->inodes().Lookup(InodeTable::kRootNodeId, "file", found), 0);
+    ASSERT_EQ(dead_->inodes().Lookup(InodeTable::kRootNodeId, "file", found), base::Errno());
     node_ = found.inode->nodeid;
   }
 
@@ -87,7 +87,7 @@ TEST_F(KeptStateTest, JournalsInAnyOrderAmongOtherFdsAreTakenBack) {
   ASSERT_TRUE(recovered.ok()) << recovered.status();
   EXPECT_TRUE(recovered->names_still_valid);
   // The dead daemon's node is back under its id.
-  EXPECT_NE(next_->inodes().Get(node_), nullptr) << std::strerror(errno);
+  EXPECT_TRUE(next_->inodes().Get(node_).ok());
 }
 
 TEST_F(KeptStateTest, WithoutTheNodeJournalTheRecoveryFails) {
@@ -107,7 +107,7 @@ TEST_F(KeptStateTest, WithoutTheChangeJournalTheRecoveryGoesOn) {
   }
   absl::StatusOr<Recovered> recovered = RecoverFrom(given);
   ASSERT_TRUE(recovered.ok()) << recovered.status();
-  EXPECT_NE(next_->inodes().Get(node_), nullptr) << std::strerror(errno);
+  EXPECT_TRUE(next_->inodes().Get(node_).ok());
 }
 
 TEST_F(KeptStateTest, TwoJournalsOfOneNameAreRefused) {

@@ -50,7 +50,7 @@ class LockWaiterTest : public ::testing::Test {
   // A wait for request 7, marked interrupted or not, on a lock that never comes free.
   void WaitForever(bool interrupted) {
     interrupted_ = interrupted;
-    WaitAs(7, 0, [] { return EAGAIN; });
+    WaitAs(7, 0, [] { return LockWaiter::kNotYet; });
   }
 
   // A wait for request `unique` by caller `uid`, in process `pid` (this thread: the daemon's
@@ -84,7 +84,8 @@ TEST_F(LockWaiterTest, AGrantedWaitIsAnswered) {
   header_.unique = 3;
   const RequestContext context{header_, extensions_};
   waiter_.Wait(
-      context, [&tries] { return ++tries < 3 ? EAGAIN : 0; }, EmptyReply(channel_.Promise({3, 0})));
+      context, [&tries] { return ++tries < 3 ? LockWaiter::kNotYet : base::Errno(); },
+      EmptyReply(channel_.Promise({3, 0})));
   EXPECT_EQ(channel_.AwaitAnswer(), 0);
   EXPECT_EQ(waiter_.pending(), 0u);
 }
@@ -106,7 +107,7 @@ TEST_F(LockWaiterTest, AnInterruptBeforeTheWaitBeganEndsIt) {
 
 // The caps: beyond kMaxWaitsPerUser waits of one uid, or kMaxWaits in all, ENOLCK at once.
 TEST_F(LockWaiterTest, WaitsBeyondTheCapsAreRefusedWithEnolck) {
-  auto never = [] { return EAGAIN; };
+  auto never = [] { return LockWaiter::kNotYet; };
   uint64_t unique = 100;
   for (size_t i = 0; i < LockWaiter::kMaxWaitsPerUser; ++i) WaitAs(unique++, 1000, never);
   EXPECT_EQ(waiter_.pending(), LockWaiter::kMaxWaitsPerUser);
@@ -133,7 +134,7 @@ TEST_F(LockWaiterTest, WaitsBeyondTheCapsAreRefusedWithEnolck) {
 TEST_F(LockWaiterTest, AUsersSubordinateUidsShareItsCap) {
   const UserNamespaceProcess container(1101, 1);
   ASSERT_TRUE(container.made()) << "the user could not make a user namespace";
-  auto never = [] { return EAGAIN; };
+  auto never = [] { return LockWaiter::kNotYet; };
   uint64_t unique = 100;
   for (size_t i = 0; i < LockWaiter::kMaxWaitsPerUser; ++i) {
     WaitAs(unique++, 200000, never, container.pid());
@@ -151,7 +152,7 @@ TEST_F(LockWaiterTest, RetriesBackOff) {
   std::atomic<int> tries{0};
   WaitAs(3, 0, [&tries] {
     ++tries;
-    return EAGAIN;
+    return LockWaiter::kNotYet;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_GE(tries.load(), 1);
@@ -166,7 +167,7 @@ TEST_F(LockWaiterTest, ASlowAttemptBlocksNeitherWaitNorInterrupt) {
   WaitAs(3, 0, [&] {
     attempting.Notify();
     release.WaitForNotification();
-    return 0;
+    return base::Errno();
   });
   ASSERT_TRUE(attempting.WaitForNotificationWithTimeout(absl::Seconds(5)));
   absl::Notification returned;

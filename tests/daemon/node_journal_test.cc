@@ -101,9 +101,9 @@ TEST(NodeJournal, AnInodeTableComesBackFromItUnderTheSameNodeIds) {
     if (!table.reopens_by_handle()) GTEST_SKIP() << "file handles cannot be opened here";
     table.RecordNodesIn(journal->get());
     Found sub, found;
-    ASSERT_EQ(table.Lookup(InodeTable::kRootNodeId, "sub", sub), 0);
-    ASSERT_EQ(table.Lookup(sub.inode->nodeid, "file", found), 0);
-    ASSERT_EQ(table.Lookup(sub.inode->nodeid, "file", found), 0);
+    ASSERT_EQ(table.Lookup(InodeTable::kRootNodeId, "sub", sub), base::Errno());
+    ASSERT_EQ(table.Lookup(sub.inode->nodeid, "file", found), base::Errno());
+    ASSERT_EQ(table.Lookup(sub.inode->nodeid, "file", found), base::Errno());
     sub_id = sub.inode->nodeid;
     file_id = found.inode->nodeid;
   }
@@ -115,15 +115,15 @@ TEST(NodeJournal, AnInodeTableComesBackFromItUnderTheSameNodeIds) {
   next.RecordNodesIn(adopted.get());
   EXPECT_EQ(next.LookupCount(sub_id), 1u);
   EXPECT_EQ(next.LookupCount(file_id), 2u);
-  const std::shared_ptr<const Inode> reopened = next.Get(file_id);
-  ASSERT_NE(reopened, nullptr) << std::strerror(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> reopened = next.Get(file_id);
+  ASSERT_TRUE(reopened.ok()) << reopened.error();
   struct stat expected {
   }, got{};
   ASSERT_EQ(::fstat(file.get(), &expected), 0);
-  ASSERT_EQ(::fstat(reopened->path.get(), &got), 0);
+  ASSERT_EQ(::fstat((*reopened)->path.get(), &got), 0);
   EXPECT_EQ(got.st_ino, expected.st_ino);
   Found again;
-  ASSERT_EQ(next.Lookup(sub_id, "file", again), 0);
+  ASSERT_EQ(next.Lookup(sub_id, "file", again), base::Errno());
   EXPECT_EQ(again.inode->nodeid, file_id) << "a new node for an inode the journal had";
   EXPECT_EQ(next.LookupCount(file_id), 3u);
   // The lookup counted in the journal too, for the crash after this one.
@@ -149,7 +149,7 @@ TEST(NodeJournal, RecordsWithImpossibleNodeIdsAreDroppedNotTheRecovery) {
     ASSERT_TRUE(journal.ok());
     table.RecordNodesIn(journal->get());
     Found sub;
-    ASSERT_EQ(table.Lookup(InodeTable::kRootNodeId, "sub", sub), 0);
+    ASSERT_EQ(table.Lookup(InodeTable::kRootNodeId, "sub", sub), base::Errno());
     sub_id = sub.inode->nodeid;
     nodes = AdoptCopyOf(**journal)->Recover().nodes;
   }
@@ -165,7 +165,7 @@ TEST(NodeJournal, RecordsWithImpossibleNodeIdsAreDroppedNotTheRecovery) {
   EXPECT_EQ(next.LookupCount(sub_id), 1u);
   Found fresh;
   ASSERT_EQ(::mkdir((source + "/new").c_str(), 0755), 0);
-  ASSERT_EQ(next.Lookup(InodeTable::kRootNodeId, "new", fresh), 0);
+  ASSERT_EQ(next.Lookup(InodeTable::kRootNodeId, "new", fresh), base::Errno());
   EXPECT_EQ(fresh.inode->nodeid, sub_id + 1) << "the next node id was not wrapped round";
 }
 
@@ -191,23 +191,22 @@ void Forge(NodeJournal& journal, uint64_t nodeid, const Record& record) {
 
 // Whether node `nodeid` of `table` is served: reopened, the inode at `path`.
 ::testing::AssertionResult Serves(InodeTable& table, uint64_t nodeid, const std::string& path) {
-  const std::shared_ptr<const Inode> inode = table.Get(nodeid);
-  if (inode == nullptr) {
-    return ::testing::AssertionFailure() << "node " << nodeid << ": " << std::strerror(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode = table.Get(nodeid);
+  if (!inode.ok()) {
+    return ::testing::AssertionFailure() << "node " << nodeid << ": " << inode.error();
   }
   struct stat expected {
   }, got{};
-  if (::lstat(path.c_str(), &expected) != 0 || ::fstat(inode->path.get(), &got) != 0 ||
+  if (::lstat(path.c_str(), &expected) != 0 || ::fstat((*inode)->path.get(), &got) != 0 ||
       got.st_dev != expected.st_dev || got.st_ino != expected.st_ino) {
     return ::testing::AssertionFailure() << "node " << nodeid << " is not " << path;
   }
   return ::testing::AssertionSuccess();
 }
 ::testing::AssertionResult IsStale(InodeTable& table, uint64_t nodeid) {
-  if (table.Get(nodeid) != nullptr) {
-    return ::testing::AssertionFailure() << "node " << nodeid << " is served";
-  }
-  if (errno != ESTALE) return ::testing::AssertionFailure() << std::strerror(errno);
+  const base::ErrnoOr<std::shared_ptr<const Inode>> inode = table.Get(nodeid);
+  if (inode.ok()) return ::testing::AssertionFailure() << "node " << nodeid << " is served";
+  if (inode.error() != base::Errno(ESTALE)) return ::testing::AssertionFailure() << inode.error();
   return ::testing::AssertionSuccess();
 }
 
@@ -237,9 +236,9 @@ class RecoveredTable : public ::testing::Test {
   }
   uint64_t NodeOf(InodeTable& table, uint64_t parent, std::string_view name) {
     Found found;
-    const int error = table.Lookup(parent, name, found);
-    EXPECT_EQ(error, 0) << name << ": " << std::strerror(error);
-    return error == 0 ? found.inode->nodeid : 0;
+    const base::Errno error = table.Lookup(parent, name, found);
+    EXPECT_TRUE(error.ok()) << name << ": " << error;
+    return error.ok() ? found.inode->nodeid : 0;
   }
   // The dead daemon goes without a word; the next recovers from what its journal holds.
   void Crash() {
@@ -283,7 +282,7 @@ TEST_F(RecoveredTable, RecordsOfInodesOutsideSourceAreNotServed) {
   EXPECT_TRUE(IsStale(*next_, kForgedFile));
   EXPECT_TRUE(IsStale(*next_, kForgedDir));
   Found found;
-  EXPECT_EQ(next_->Lookup(kForgedDir, "anything", found), ESTALE);
+  EXPECT_EQ(next_->Lookup(kForgedDir, "anything", found), base::Errno(ESTALE));
   // The control: the daemon's own records, served without a lookup.
   EXPECT_TRUE(Serves(*next_, top, source_ + "/top"));
   EXPECT_TRUE(Serves(*next_, sub, source_ + "/sub"));

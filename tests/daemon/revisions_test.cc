@@ -60,9 +60,10 @@ class CountingFs : public PassthroughFs {
     PassthroughFs::Read(context, args, std::move(reply));
   }
   void Open(const RequestContext& context, const op::Open& args, OpenReply reply) override {
-    if (const std::shared_ptr<const Inode> inode = inodes().Get(context.nodeid())) {
+    if (const base::ErrnoOr<std::shared_ptr<const Inode>> inode = inodes().Get(context.nodeid());
+        inode.ok()) {
       std::lock_guard lock(mutex_);
-      backing_.emplace(context.nodeid(), inode->ino);
+      backing_.emplace(context.nodeid(), (*inode)->ino);
     }
     PassthroughFs::Open(context, args, std::move(reply));
   }

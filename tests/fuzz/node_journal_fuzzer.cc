@@ -121,14 +121,14 @@ std::set<uint64_t> Serve(InodeTable& table, const std::vector<uint64_t>& restore
                                             : *std::max_element(restored.begin(), restored.end());
   const auto looked_up = [&](uint64_t parent, const char* name) -> uint64_t {
     daemon::Found found;
-    if (table.Lookup(parent, name, found) != 0) return 0;
+    if (!table.Lookup(parent, name, found).ok()) return 0;
     const uint64_t id = found.inode->nodeid;
     const bool is_restored = std::find(restored.begin(), restored.end(), id) != restored.end();
     if (id <= InodeTable::kRootNodeId || (!is_restored && id <= highest)) std::abort();
     return id;
   };
   const size_t served = std::min(restored.size(), kNodesServed);
-  for (size_t i = 0; i < served; ++i) table.Get(restored[i]);
+  for (size_t i = 0; i < served; ++i) table.Get(restored[i]).ok();
   for (const char* name : {"file", "fifo", "outfile"}) looked_up(InodeTable::kRootNodeId, name);
   if (const uint64_t dir = looked_up(InodeTable::kRootNodeId, "dir"); dir != 0) {
     looked_up(dir, "inner");

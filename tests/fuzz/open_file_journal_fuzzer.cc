@@ -98,7 +98,7 @@ void LookUpTheDeadDaemonsNodes(daemon::InodeTable& table) {
   uint64_t parent = daemon::InodeTable::kRootNodeId, expected = kFileNode;
   for (const char* name : kDeadDaemonsNodes) {
     daemon::Found found;
-    if (table.Lookup(parent, name, found) != 0 || found.inode->nodeid != expected++) std::abort();
+    if (!table.Lookup(parent, name, found).ok() || found.inode->nodeid != expected++) std::abort();
     if (std::string_view(name) == "dir") parent = found.inode->nodeid;
     if (std::string_view(name) == "inner") parent = daemon::InodeTable::kRootNodeId;
   }
@@ -108,11 +108,11 @@ void LookUpTheDeadDaemonsNodes(daemon::InodeTable& table) {
 void CheckReopenedTheirOwnInodes(daemon::PassthroughFs& fs,
                                  const std::vector<OpenFileJournal::Entry>& reopened) {
   for (const OpenFileJournal::Entry& entry : reopened) {
-    const std::shared_ptr<const daemon::Inode> node = fs.inodes().Get(entry.nodeid);
-    const base::UniqueFd inode = fs.inodes().handles().Open(entry.handle);
+    const base::ErrnoOr<std::shared_ptr<const daemon::Inode>> node = fs.inodes().Get(entry.nodeid);
+    const base::ErrnoOr<base::UniqueFd> inode = fs.inodes().handles().Open(entry.handle);
     struct stat st {};
-    if (node == nullptr || !inode.valid() || ::fstat(inode.get(), &st) != 0 ||
-        st.st_dev != node->dev || st.st_ino != node->ino) {
+    if (!node.ok() || !inode.ok() || ::fstat(inode->get(), &st) != 0 || st.st_dev != (*node)->dev ||
+        st.st_ino != (*node)->ino) {
       std::abort();
     }
   }
