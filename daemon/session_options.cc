@@ -30,7 +30,6 @@ SessionOptions MakeSessionOptions(const DaemonOptions& options) {
   SessionOptions session;
   session.mount = options.mount;
   if (session.mount.fsname.empty()) session.mount.fsname = options.source;
-  session.mount.read_only = options.mount.read_only || options.mode == Mode::kRevisions;
   session.transport = options.transport;
   session.transport_options = options.transport_options;
 

@@ -25,11 +25,8 @@ void PassthroughFs::Opendir(const RequestContext& context, const op::Opendir&, O
   DIR* dir = ::fdopendir(fd->get());
   if (dir == nullptr) return reply.Error(base::Errno::Last().value());
   fd->release();  // the stream owns it now
-  const uint64_t fh = open_dirs_.Add(std::make_unique<DirHandle>(dir));
-  if (journal_ != nullptr) {
-    journal_->Opened(fh, context.nodeid(), inodes_.handles().HandleOf(::dirfd(dir)),
-                     O_RDONLY | O_DIRECTORY);
-  }
+  const std::string handle = open_.journaled() ? inodes_.handles().HandleOf(::dirfd(dir)) : "";
+  const uint64_t fh = open_.AddDir(std::make_unique<DirHandle>(dir), context.nodeid(), handle);
   reply.Ok(MakeOpenOut(fh, DirOpenFlags()));
 }
 
@@ -72,7 +69,7 @@ bool AddUnlooked(DirentPacker& packer, const DirEntry& entry) {
 // cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
 void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply) {
   listings_.fetch_add(1, std::memory_order_relaxed);
-  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(fh);
+  const std::shared_ptr<DirHandle> handle = open_.Dir(fh);
   if (handle == nullptr) return reply.Error(EBADF);
   const bool look_up = plus && KernelChecksWalksThrough(options_, handle->fd());
   DirentPacker& packer = reply.packer();
@@ -95,13 +92,12 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
 
 void PassthroughFs::Releasedir(const RequestContext&, const op::Releasedir& args,
                                EmptyReply reply) {
-  if (open_dirs_.Take(args.fh()) == nullptr) return FinishUnknown(args.fh(), reply);
-  if (journal_ != nullptr) journal_->Released(args.fh());
+  if (open_.ReleaseDir(args.fh()) == nullptr) return open_.FinishUnknown(args.fh(), reply);
   reply.Ok();
 }
 
 void PassthroughFs::Fsyncdir(const RequestContext&, const op::Fsyncdir& args, EmptyReply reply) {
-  const std::shared_ptr<DirHandle> handle = open_dirs_.Find(args.fh());
+  const std::shared_ptr<DirHandle> handle = open_.Dir(args.fh());
   if (handle == nullptr) return SyncUnknown(args.fh(), reply);
   if (const base::Errno error = Sync(handle->fd(), args.datasync()); !error.ok()) {
     return reply.Error(error.value());

@@ -106,11 +106,9 @@ int PassthroughFs::BackingFlags(int flags) const {
 
 wire::OpenOut PassthroughFs::NewHandle(base::UniqueFd fd, uint64_t nodeid, int flags, bool direct) {
   auto handle = std::make_unique<FileHandle>(std::move(fd), flags);
-  const std::string inode = journal_ != nullptr ? inodes_.handles().HandleOf(handle->fd()) : "";
+  const std::string inode = open_.journaled() ? inodes_.handles().HandleOf(handle->fd()) : "";
   const auto add = [&](std::unique_ptr<FileHandle> opened) {
-    const uint64_t fh = open_files_.Add(std::move(opened));
-    if (journal_ != nullptr) journal_->Opened(fh, nodeid, inode, flags);
-    return fh;
+    return open_.AddFile(std::move(opened), nodeid, inode, flags);
   };
   if (options_.passthrough && !SetId(handle->fd())) {
     absl::StatusOr<int32_t> id =
@@ -234,20 +232,16 @@ void PassthroughFs::Create(const RequestContext& context, const op::Create& args
       context, name, ChangeKind::kNameAdded, place, [&] { return create_file(flags); },
       [&](const ChangeJournal::Outcome& earlier) {
         ChangeResult opened = create_file(flags & ~(O_EXCL | O_TRUNC));
+        // The dead daemon's create was recorded done after its lookup was counted and its file
+        // opened: the kernel knows neither, and will never release or forget them.
         if (earlier.done) {
-          ForgetUnanswered(static_cast<uint64_t>(earlier.result), opened.ok() ? entry.nodeid : 0);
+          open_.ReleaseFile(static_cast<uint64_t>(earlier.result));
+          if (opened.ok()) inodes_.Forget(entry.nodeid, 1);
         }
         return opened;
       });
   if (!result.ok()) return reply.Error(result.error().value());
   reply.Ok(entry, open);
-}
-
-// The dead daemon's create was recorded done after its lookup was counted and its file opened:
-// the kernel knows neither.
-void PassthroughFs::ForgetUnanswered(uint64_t fh, uint64_t nodeid) {
-  if (open_files_.Take(fh) != nullptr && journal_ != nullptr) journal_->Released(fh);
-  if (nodeid != 0) inodes_.Forget(nodeid, 1);
 }
 
 // O_TMPFILE: an inode without a name, registered from its own fd rather than looked up.
@@ -298,7 +292,7 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
   reads_.fetch_add(1, std::memory_order_relaxed);
   const MutableBytes buffer = ThreadBuffer(args.size());
   if (buffer.size() < args.size()) return reply.Error(ENOMEM);
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const int fd = file->TransferFd(args.offset(), buffer.size(), buffer.data());
   const base::ErrnoOr<ssize_t> length = base::ValueOfCall(
@@ -317,7 +311,7 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
 void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
   writes_.fetch_add(1, std::memory_order_relaxed);
   if (options_.mount.read_only) return reply.Error(EROFS);
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   // The kernel's writeback (WRITE_CACHE) goes through whichever handle it picks: it is no
   // O_DIRECT transfer of the client's, and pinning the request's pages for one could take the
@@ -357,14 +351,14 @@ void PassthroughFs::Write(const RequestContext& context, const op::Write& args, 
 
 // A close: the closing owner's POSIX locks on the file go, as close(2) drops them.
 void PassthroughFs::Flush(const RequestContext&, const op::Flush& args, EmptyReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
-  if (file == nullptr) return FinishUnknown(args.fh(), reply);
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
+  if (file == nullptr) return open_.FinishUnknown(args.fh(), reply);
   owner_locks_.Drop(*file, args.lock_owner());
   reply.Ok();
 }
 
 void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return SyncUnknown(args.fh(), reply);
   if (const base::Errno error = Sync(file->fd(), args.datasync()); !error.ok()) {
     return reply.Error(error.value());
@@ -373,7 +367,7 @@ void PassthroughFs::Fsync(const RequestContext&, const op::Fsync& args, EmptyRep
 }
 
 void PassthroughFs::SyncUnknown(uint64_t fh, EmptyReply& reply) {
-  if (fh >= first_own_fh_) return reply.Error(EBADF);
+  if (!open_.DeadDaemons(fh)) return reply.Error(EBADF);
   const base::ErrnoOr<std::shared_ptr<const Inode>> root_ref = inodes_.Get(InodeTable::kRootNodeId);
   if (!root_ref.ok()) return reply.Error(root_ref.error().value());
   const Inode& root = **root_ref;
@@ -387,9 +381,8 @@ void PassthroughFs::SyncUnknown(uint64_t fh, EmptyReply& reply) {
 }
 
 void PassthroughFs::Release(const RequestContext&, const op::Release& args, EmptyReply reply) {
-  const std::shared_ptr<FileHandle> handle = open_files_.Take(args.fh());
-  if (handle == nullptr) return FinishUnknown(args.fh(), reply);
-  if (journal_ != nullptr) journal_->Released(args.fh());
+  const std::shared_ptr<FileHandle> handle = open_.ReleaseFile(args.fh());
+  if (handle == nullptr) return open_.FinishUnknown(args.fh(), reply);
   owner_locks_.Released(args.fh());
   if (handle->passthrough()) backing_ids_.Release(handle->dev(), handle->ino());
   reply.Ok();
@@ -401,7 +394,7 @@ void PassthroughFs::Release(const RequestContext&, const op::Release& args, Empt
 void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate& args,
                               EmptyReply reply) {
   if (options_.mount.read_only) return reply.Error(EROFS);
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const int fd = file->fd();
   const SetIdWatch set_id(fd, true);
@@ -417,7 +410,7 @@ void PassthroughFs::Fallocate(const RequestContext& context, const op::Fallocate
 // SEEK_DATA and SEEK_HOLE need the backing file's extents; the fd's own offset is never used
 // for I/O (pread/pwrite), so moving it is harmless.
 void PassthroughFs::Lseek(const RequestContext&, const op::Lseek& args, LseekReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const base::ErrnoOr<off_t> offset =
       base::ValueOfCall(::lseek(file->fd(), static_cast<off_t>(args.offset()), args.whence()));
@@ -430,8 +423,8 @@ void PassthroughFs::CopyFileRange(const RequestContext& context, const op::CopyF
   if (options_.mount.read_only) return reply.Error(EROFS);
   loff_t in_offset = static_cast<loff_t>(args.offset_in());
   loff_t out_offset = static_cast<loff_t>(args.offset_out());
-  const std::shared_ptr<FileHandle> in_file = open_files_.Find(args.fh_in());
-  const std::shared_ptr<FileHandle> out_file = open_files_.Find(args.fh_out());
+  const std::shared_ptr<FileHandle> in_file = open_.File(args.fh_in());
+  const std::shared_ptr<FileHandle> out_file = open_.File(args.fh_out());
   if (in_file == nullptr || out_file == nullptr) return reply.Error(EBADF);
   const int in = in_file->fd();
   const int out = out_file->fd();

@@ -185,13 +185,8 @@ void PassthroughFs::Getattr(const RequestContext& context, const op::Getattr& ar
     // A file open across a crash (ReopenAfterCrash): the node is the dead daemon's, the fh this
     // one's again; fstat names the node alone.
     std::optional<uint64_t> fh = args.fh();
-    if (!fh.has_value()) {
-      if (auto reopened = reopened_fh_of_node_.find(context.nodeid());
-          reopened != reopened_fh_of_node_.end()) {
-        fh = reopened->second;
-      }
-    }
-    const std::shared_ptr<FileHandle> file = fh.has_value() ? open_files_.Find(*fh) : nullptr;
+    if (!fh.has_value()) fh = open_.ReopenedFileOf(context.nodeid());
+    const std::shared_ptr<FileHandle> file = fh.has_value() ? open_.File(*fh) : nullptr;
     if (file == nullptr) return reply.Error(inode.error().value());
     const base::Errno stat = base::Errno::OfCall(::fstat(file->fd(), &st));
     if (!stat.ok()) return reply.Error(stat.value());
@@ -242,7 +237,7 @@ base::Errno PassthroughFs::ApplySetattr(int path_fd, const struct stat& st,
   }
   if (const std::optional<uint64_t> size = change.size()) {
     const std::optional<uint64_t> fh = change.fh();
-    const std::shared_ptr<FileHandle> file = fh ? open_files_.Find(*fh) : nullptr;
+    const std::shared_ptr<FileHandle> file = fh ? open_.File(*fh) : nullptr;
     if (fh && file == nullptr) return base::Errno(EBADF);
     const off_t length = static_cast<off_t>(*size);
     const int result = file != nullptr ? ::ftruncate(file->fd(), length)

@@ -31,7 +31,7 @@
 #include "daemon/fs/backing_ids.h"
 #include "daemon/fs/dir_handle.h"
 #include "daemon/fs/file_handle.h"
-#include "daemon/fs/handle_registry.h"
+#include "daemon/fs/open_handles.h"
 #include "daemon/inodes/inode_table.h"
 #include "daemon/locks/lock_waiter.h"
 #include "daemon/locks/owner_locks.h"
@@ -160,7 +160,7 @@ class PassthroughFs : public Handler {
   // and, after a crash, first reopens those the dead daemon recorded, under their fh values;
   // returns how many. One whose inode cannot be reopened (gone, or on a filesystem without
   // handles) stays lost: EBADF.
-  void KeepOpenFilesIn(OpenFileJournal* journal) { journal_ = journal; }
+  void KeepOpenFilesIn(OpenFileJournal* journal) { open_.KeepIn(journal); }
   size_t ReopenAfterCrash(OpenFileJournal& journal);
   // A kept daemon: records in `changes` what each change that must not be made twice did
   // (change_journal.h) from now on, and answers a request resent after a crash that a dead
@@ -171,7 +171,7 @@ class PassthroughFs : public Handler {
 
   const InodeTable& inodes() const { return inodes_; }
   // Open files and directories the kernel has not released (yet).
-  size_t open_handles() const { return open_files_.size() + open_dirs_.size(); }
+  size_t open_handles() const { return open_.size(); }
   InodeTable& inodes() { return inodes_; }
   // READ and WRITE requests served so far: none for a file the kernel reads through passthrough.
   uint64_t reads_served() const { return reads_.load(std::memory_order_relaxed); }
@@ -182,14 +182,6 @@ class PassthroughFs : public Handler {
   size_t lock_owner_opens() const { return owner_locks_.opens(); }
 
  private:
-  // Closes `fh`, opened by a dead daemon and reopened after the crash, and forgets the lookup of
-  // `nodeid` it counted, both in a CREATE whose answer the kernel never got: it will never
-  // release or forget them.
-  void ForgetUnanswered(uint64_t fh, uint64_t nodeid);
-  // After a crash (ReopenAfterCrash).
-  base::UniqueFd ReopenByHandle(uint64_t nodeid, const std::string& handle, int flags);
-  bool ReopenFileAfterCrash(const OpenFileJournal::Entry& entry);
-  bool ReopenDirAfterCrash(const OpenFileJournal::Entry& entry);
   // The directory `nodeid` where `name` is to change, or the error to answer (EROFS in
   // read-only mode, EINVAL for a name that is not plain, ESTALE for a forgotten node).
   base::ErrnoOr<std::shared_ptr<const Inode>> ChangeableDirectory(uint64_t nodeid,
@@ -263,22 +255,10 @@ class PassthroughFs : public Handler {
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> listings_{0};  // READDIR and READDIRPLUS
   // Before the lock machinery, which may still use a handle while it winds down.
-  HandleRegistry<FileHandle> open_files_;
-  HandleRegistry<DirHandle> open_dirs_;
+  OpenHandles open_;
   // Each incarnation's node ids and fh values have 2^40 to themselves, and 2^24 incarnations fit.
   static constexpr int kIncarnationShift = 40;
-  uint64_t first_own_fh_ = 0;           // an fh below it was a dead daemon's (ContinueAfterCrash)
-  OpenFileJournal* journal_ = nullptr;  // set once, before serving
-  ChangesOnce changes_once_;            // changes made once across crashes
-  // A dead daemon's node id of a file reopened after the crash, and its fh: what fstat of such
-  // a file needs. Written before serving, then only read.
-  absl::flat_hash_map<uint64_t, uint64_t> reopened_fh_of_node_;
-  // The close of an fh found nowhere: EBADF for one of this daemon's own, success for a dead
-  // daemon's, whose file is closed already.
-  void FinishUnknown(uint64_t fh, EmptyReply& reply) const {
-    if (fh < first_own_fh_) return reply.Ok();
-    reply.Error(EBADF);
-  }
+  ChangesOnce changes_once_;  // changes made once across crashes
   // The FSYNC or FSYNCDIR of an fh found nowhere: EBADF for one of this daemon's own. For a dead
   // daemon's (a kernel-passthrough file writes on without it) the file is closed here, so the
   // whole backing filesystem is synced: that includes what was written to it.

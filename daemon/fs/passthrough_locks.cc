@@ -47,7 +47,7 @@ base::Errno LockResult(base::Errno error) {
 }  // namespace
 
 void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockReply reply) {
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   struct flock lock = FlockOf(args.lock());
   if (const base::Errno error = owner_locks_.Probe(*file, args.lock_owner(), lock); !error.ok()) {
@@ -58,7 +58,7 @@ void PassthroughFs::Getlk(const RequestContext&, const op::Getlk& args, LockRepl
 
 void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
   if (args.flock()) return Flock(context, args, std::move(reply));
-  const std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const struct flock lock = FlockOf(args.lock());
   if (const base::Errno error = OwnerLocks::CheckAccess(*file, lock.l_type); !error.ok()) {
@@ -77,7 +77,7 @@ void PassthroughFs::Setlk(const RequestContext& context, const op::Setlk& args, 
 }
 
 void PassthroughFs::Flock(const RequestContext& context, const op::Setlk& args, EmptyReply reply) {
-  std::shared_ptr<FileHandle> file = open_files_.Find(args.fh());
+  std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);
   const int operation = args.lock().type == F_RDLCK   ? LOCK_SH
                         : args.lock().type == F_WRLCK ? LOCK_EX

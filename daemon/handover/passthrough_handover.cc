@@ -31,11 +31,11 @@ absl::Status FhTwice(uint64_t fh) {
 SavedFs PassthroughFs::Save() {
   SavedFs saved;
   saved.table = inodes_.Save();
-  open_files_.ForEach([&saved](uint64_t fh, const FileHandle& file) {
+  open_.ForEachFile([&saved](uint64_t fh, const FileHandle& file) {
     saved.files.push_back(
         SavedFs::File{fh, file.fd(), file.flags(), file.passthrough(), file.direct()});
   });
-  open_dirs_.ForEach([&saved](uint64_t fh, const DirHandle& dir) {
+  open_.ForEachDir([&saved](uint64_t fh, const DirHandle& dir) {
     saved.dirs.push_back({fh, dir.fd()});
   });
   saved.owner_opens = owner_locks_.Save();
@@ -55,7 +55,7 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<base::Uniq
         handle->set_direct(std::move(*direct));
       }
     }
-    if (!open_files_.Restore(file.fh, std::move(handle))) return FhTwice(file.fh);
+    if (!open_.RestoreFile(file.fh, std::move(handle))) return FhTwice(file.fh);
   }
   for (const SavedFs::Dir& dir : saved.dirs) {
     absl::StatusOr<base::UniqueFd> fd = Take(fds, dir.fd);
@@ -65,7 +65,7 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<base::Uniq
     fd->release();  // the stream's now
     auto handle = std::make_unique<DirHandle>(stream);
     handle->ForgetPosition();
-    if (!open_dirs_.Restore(dir.fh, std::move(handle))) return FhTwice(dir.fh);
+    if (!open_.RestoreDir(dir.fh, std::move(handle))) return FhTwice(dir.fh);
   }
   for (const OwnerLocks::Saved& open : saved.owner_opens) {
     absl::StatusOr<base::UniqueFd> fd = Take(fds, open.fd);
