@@ -313,15 +313,6 @@ absl::Status Start(Running& running, const DaemonOptions& options, base::UniqueF
                       options, program);
 }
 
-// A restarted daemon appends to the trace its predecessor wrote, rather than starting it over.
-// So does a kept one, which may be the one started again after a crash.
-absl::StatusOr<int> OpenTraceFile(const DaemonOptions& options) {
-  if (options.takeover_fd < 0 && options.keeper_fd < 0) {
-    return JsonTraceWriter::CreateFile(options.trace);
-  }
-  return JsonTraceWriter::AppendFile(options.trace);
-}
-
 // A daemon started by restart: its predecessor's standard streams, and its working directory
 // (for the command line's relative paths), which a detached daemon leaves once started.
 void SettleTakenOver(const DaemonOptions& options, const Session& session,
@@ -334,34 +325,73 @@ void SettleTakenOver(const DaemonOptions& options, const Session& session,
   }
 }
 
+// "PROGRAM: TEXT" on stderr: what the daemon tells whoever started it.
+void Say(std::string_view program, absl::string_view text) {
+  std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(), std::string(text).c_str());
+}
+
+// Opened before detaching, so that a relative FILE is where the user meant and a bad one fails
+// in the foreground; its writer thread starts after, since threads do not survive the fork.
+// A restarted daemon appends to the trace its predecessor wrote, rather than starting it over;
+// so does a kept one, which may be the one started again after a crash.
+absl::StatusOr<base::UniqueFd> OpenTraceFile(const DaemonOptions& options) {
+  if (options.trace.empty()) return base::UniqueFd();
+  const bool first = options.takeover_fd < 0 && options.keeper_fd < 0;
+  absl::StatusOr<int> opened = first ? JsonTraceWriter::CreateFile(options.trace)
+                                     : JsonTraceWriter::AppendFile(options.trace);
+  if (!opened.ok()) return opened.status();
+  return base::UniqueFd(*opened);
+}
+
+// The line that says the mount is served, for a daemon started in the foreground.
+void SayServing(const DaemonOptions& options, const Session& session, std::string_view program) {
+  if (options.takeover_fd >= 0) return SettleTakenOver(options, session, program);
+  if (session.incarnation() > 0) {
+    return Say(program, absl::StrFormat("recovered %s after a crash (incarnation %u); %s",
+                                        session.mountpoint(), session.incarnation(),
+                                        session.transport_choice()));
+  }
+  Say(program, session.transport_choice());
+}
+
+// Once the session is over: why, and the exit status that says it.
+int Ended(const Running& running, std::string_view program) {
+  if (running.successor_pid != 0) {
+    Say(program,
+        absl::StrFormat("%s is served by pid %d now (ringfuse-ctl restart); exiting",
+                        running.session->mountpoint(), static_cast<int>(running.successor_pid)));
+    return 0;
+  }
+  if (running.session->aborted()) {
+    Say(program, absl::StrFormat(
+                     "the kernel aborted the connection to %s: a request went unanswered past "
+                     "-o request_timeout, or someone aborted it through /sys/fs/fuse/connections; "
+                     "unmounted",
+                     running.session->mountpoint()));
+    return 1;
+  }
+  return 0;
+}
+
 int Run(const DaemonOptions& options, Program successor, std::string_view program) {
   StopSignals signals;  // before any thread exists
   RaiseFdLimit();       // before the inode table sizes itself from it
   if (absl::Status identity = CheckCallerIdentity(options, program); !identity.ok()) {
-    std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
-                 std::string(identity.message()).c_str());
+    Say(program, identity.message());
     return 1;
   }
   SetLogLevel(options.debug ? LogLevel::kDebug : LogLevel::kWarning);
-  // Opened before detaching, so that a relative FILE is where the user meant and a bad one fails
-  // in the foreground; its writer thread starts after, since threads do not survive the fork.
-  base::UniqueFd trace_file;
-  if (!options.trace.empty()) {
-    absl::StatusOr<int> created = OpenTraceFile(options);
-    if (!created.ok()) {
-      std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
-                   std::string(created.status().message()).c_str());
-      return 1;
-    }
-    trace_file.reset(*created);
+  absl::StatusOr<base::UniqueFd> trace_file = OpenTraceFile(options);
+  if (!trace_file.ok()) {
+    Say(program, trace_file.status().message());
+    return 1;
   }
   std::optional<DetachedDaemon> detached;
   // A successor is detached already: its predecessor's streams, in a session of its own.
   if (!options.foreground && options.takeover_fd < 0) {
     absl::StatusOr<DetachedDaemon> daemon = Detach(program);
     if (!daemon.ok()) {
-      std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
-                   std::string(daemon.status().message()).c_str());
+      Say(program, daemon.status().message());
       return 1;
     }
     detached.emplace(std::move(*daemon));
@@ -369,46 +399,25 @@ int Run(const DaemonOptions& options, Program successor, std::string_view progra
   Running running;
   running.successor = std::move(successor);
   running.kept = options.keeper_fd >= 0;
-  if (absl::Status status = Start(running, options, std::move(trace_file), program); !status.ok()) {
-    const std::string message(status.message());
+  if (absl::Status status = Start(running, options, *std::move(trace_file), program);
+      !status.ok()) {
     if (detached) {
-      detached->Failed(message);  // the waiting command prints it
+      detached->Failed(std::string(status.message()));  // the waiting command prints it
     } else {
-      std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(), message.c_str());
+      Say(program, status.message());
     }
     return 1;
   }
   if (detached) {
     detached->Ready();
-  } else if (options.takeover_fd >= 0) {
-    SettleTakenOver(options, *running.session, program);
-  } else if (running.session->incarnation() > 0) {
-    std::fprintf(stderr, "%s: recovered %s after a crash (incarnation %u); %s\n",
-                 std::string(program).c_str(), running.session->mountpoint().c_str(),
-                 running.session->incarnation(), running.session->transport_choice().c_str());
   } else {
-    std::fprintf(stderr, "%s: %s\n", std::string(program).c_str(),
-                 running.session->transport_choice().c_str());
+    SayServing(options, *running.session, program);
   }
   signals.Wait(*running.session);
   // Joined first, so that a restart's answer is complete: it tells whether the mount was
   // handed over (the session then ended without unmounting).
   running.control.reset();
-  if (running.successor_pid != 0) {
-    std::fprintf(stderr, "%s: %s is served by pid %d now (ringfuse-ctl restart); exiting\n",
-                 std::string(program).c_str(), running.session->mountpoint().c_str(),
-                 static_cast<int>(running.successor_pid));
-    return 0;
-  }
-  if (running.session->aborted()) {
-    std::fprintf(stderr,
-                 "%s: the kernel aborted the connection to %s: a request went unanswered past "
-                 "-o request_timeout, or someone aborted it through /sys/fs/fuse/connections; "
-                 "unmounted\n",
-                 std::string(program).c_str(), running.session->mountpoint().c_str());
-    return 1;
-  }
-  return 0;
+  return Ended(running, program);
 }
 
 // What restart starts: the program at the path this one was started from (so that an upgrade
