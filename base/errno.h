@@ -41,7 +41,8 @@ class [[nodiscard]] Errno {
 };
 
 // A T, or the Errno that kept it from being made. An ErrnoOr made from an Errno holds an error:
-// making one from Errno() (no error) is a bug, caught by an assertion.
+// making one from Errno() (no error) is a bug, caught by an assertion; where assertions are off
+// it holds EIO, so that a request is never answered "done" with nothing made.
 template <typename T>
 class [[nodiscard]] ErrnoOr {
  public:
@@ -49,7 +50,9 @@ class [[nodiscard]] ErrnoOr {
   requires std::is_constructible_v<T, U&&> &&
       (!std::is_same_v<std::decay_t<U>, Errno>)ErrnoOr(U&& value)
       : value_(std::forward<U>(value)) {}  // NOLINT: a value converts, as in StatusOr
-  ErrnoOr(Errno error) : error_(error) { assert(!error.ok()); }  // NOLINT: so does an error
+  ErrnoOr(Errno error) : error_(error.ok() ? Errno(EIO) : error) {  // NOLINT: so does an error
+    assert(!error.ok());
+  }
 
   bool ok() const { return value_.has_value(); }
   Errno error() const { return error_; }

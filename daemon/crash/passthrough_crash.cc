@@ -16,7 +16,7 @@ absl::Status PassthroughFs::ContinueAfterCrash(uint32_t incarnation) {
   }
   const uint64_t first = uint64_t{incarnation} << kIncarnationShift;
   inodes_.GiveNodeIdsFrom(first);
-  open_.ContinueAfterCrash(first + 1);
+  open_.ContinueAfterCrash(first);
   return absl::OkStatus();
 }
 

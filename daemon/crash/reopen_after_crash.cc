@@ -8,14 +8,14 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/str_format.h"
+#include "daemon/fs/backing.h"
 
 namespace ringfuse::daemon {
 namespace {
 
-// Reopened through /proc: an O_PATH fd cannot be opened again any other way. What the first open
-// created or truncated is not done again. The journal's handle must reach the inode of the
-// journal's node, which the table knows (recovered from the node journal, and reopened there
+// Reopened through /proc (Reopen): an O_PATH fd cannot be opened again any other way. What the
+// first open created or truncated is not done again. The journal's handle must reach the inode of
+// the journal's node, which the table knows (recovered from the node journal, and reopened there
 // with the same check): a record whose handle names another inode of the filesystem (SOURCE's
 // or not) is no open file of that node, and opening it as root would serve anything. Only a
 // regular file or a directory, as the record's flags say: the daemon opens nothing else (a
@@ -31,8 +31,8 @@ base::UniqueFd ReopenByHandle(InodeTable& inodes, uint64_t nodeid, const std::st
       st.st_ino != (*node)->ino || !(directory ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
     return base::UniqueFd();
   }
-  return base::UniqueFd(::open(absl::StrFormat("/proc/self/fd/%d", inode->get()).c_str(),
-                               (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC));
+  base::ErrnoOr<base::UniqueFd> reopened = Reopen(inode->get(), flags & ~O_TRUNC);
+  return reopened.ok() ? *std::move(reopened) : base::UniqueFd();
 }
 
 bool ReopenFile(const OpenFileJournal::Entry& entry, InodeTable& inodes, OpenHandles& open) {
@@ -51,7 +51,7 @@ bool ReopenDir(const OpenFileJournal::Entry& entry, InodeTable& inodes, OpenHand
   fd.release();  // the stream's now
   auto handle = std::make_unique<DirHandle>(dir);
   handle->ForgetPosition();
-  return open.RestoreDirAfterCrash(entry.fh, std::move(handle));
+  return open.RestoreDir(entry.fh, std::move(handle));
 }
 
 }  // namespace

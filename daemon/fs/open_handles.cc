@@ -33,9 +33,9 @@ std::shared_ptr<DirHandle> OpenHandles::ReleaseDir(uint64_t fh) {
   return handle;
 }
 
-void OpenHandles::ContinueAfterCrash(uint64_t first_own) {
-  GiveFhAbove(first_own - 1);
-  first_own_fh_ = first_own;
+void OpenHandles::ContinueAfterCrash(uint64_t last_dead) {
+  GiveFhAbove(last_dead);
+  first_own_fh_ = last_dead + 1;
 }
 
 void OpenHandles::FinishUnknown(uint64_t fh, EmptyReply& reply) const {
@@ -48,10 +48,6 @@ bool OpenHandles::RestoreFileAfterCrash(uint64_t fh, uint64_t nodeid,
   if (!files_.Restore(fh, std::move(handle))) return false;
   reopened_fh_of_node_.emplace(nodeid, fh);
   return true;
-}
-
-bool OpenHandles::RestoreDirAfterCrash(uint64_t fh, std::unique_ptr<DirHandle> handle) {
-  return dirs_.Restore(fh, std::move(handle));
 }
 
 std::optional<uint64_t> OpenHandles::ReopenedFileOf(uint64_t nodeid) const {

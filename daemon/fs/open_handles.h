@@ -40,22 +40,23 @@ class OpenHandles {
   std::shared_ptr<DirHandle> ReleaseDir(uint64_t fh);
   size_t size() const { return files_.size() + dirs_.size(); }
 
-  // A kept daemon started again after a crash: fh values from `first_own` on are its own; one
-  // below was the dead daemon's.
-  void ContinueAfterCrash(uint64_t first_own);
+  // A kept daemon started again after a crash: fh values above `last_dead` are its own; one at
+  // or below it was the dead daemon's.
+  void ContinueAfterCrash(uint64_t last_dead);
   bool DeadDaemons(uint64_t fh) const { return fh < first_own_fh_; }
   // The FLUSH or RELEASE of an fh found nowhere: EBADF for one of this daemon's own, success for
   // a dead daemon's, whose file is closed already.
   void FinishUnknown(uint64_t fh, EmptyReply& reply) const;
-  // A dead daemon's open, reopened after the crash under its fh; false if that fh is held.
+  // A dead daemon's open file of node `nodeid`, reopened after the crash under its fh (a directory
+  // is restored as a handover's is, RestoreDir); false if that fh is held.
   bool RestoreFileAfterCrash(uint64_t fh, uint64_t nodeid, std::unique_ptr<FileHandle> handle);
-  bool RestoreDirAfterCrash(uint64_t fh, std::unique_ptr<DirHandle> handle);
   // The fh of a file of node `nodeid` reopened after the crash: what fstat of such a file needs,
   // the node being the dead daemon's.
   std::optional<uint64_t> ReopenedFileOf(uint64_t nodeid) const;
 
-  // A handover, with no request in progress: `visit(fh, handle)` for each handle held, and each
-  // held again under the fh the previous daemon gave it (false if that fh is held twice, or 0).
+  // A handover (or a crash), with no request in progress: `visit(fh, handle)` for each handle
+  // held, and each held again under the fh the previous daemon gave it (false if that fh is held
+  // twice, or 0).
   template <typename Visit>
   void ForEachFile(Visit visit) const {
     files_.ForEach(visit);
@@ -75,7 +76,7 @@ class OpenHandles {
   HandleRegistry<FileHandle> files_;
   HandleRegistry<DirHandle> dirs_;
   OpenFileJournal* journal_ = nullptr;  // set once, before serving
-  uint64_t first_own_fh_ = 0;           // set once, before serving
+  uint64_t first_own_fh_ = 0;           // set once, before serving; 0: no crash, all are own
   // Written before serving, then only read.
   absl::flat_hash_map<uint64_t, uint64_t> reopened_fh_of_node_;
 };
