@@ -531,6 +531,17 @@ absl::StatusOr<uint32_t> ConnectionId(const std::string& mountpoint) {
 
 }  // namespace
 
+absl::Status MountFusectlIfMissing() {
+  struct stat self {
+  }, parent{};
+  const bool mounted = ::stat(kFusectlPath, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
+                       self.st_dev != parent.st_dev;
+  if (mounted || ::mount("fusectl", kFusectlPath, "fusectl", 0, nullptr) == 0) {
+    return absl::OkStatus();
+  }
+  return base::ErrnoStatus(errno, absl::StrFormat("cannot mount fusectl on %s", kFusectlPath));
+}
+
 absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
                                     const std::function<void(int dev_fd)>& before_mount,
                                     const std::function<void(bool mounted)>& after_mount) {
@@ -566,6 +577,13 @@ absl::StatusOr<Mount> Mount::Create(const MountOptions& options,
 // Without a watcher (fork failed) we hold the socket ourselves, as before: fusermount3 still
 // unmounts when our /dev/fuse fd goes with our exit.
 void Mount::StartDeathWatcher() {
+  // fusermount3 unmounts only a mount whose open fails with ENOTCONN; without the watcher's
+  // abort, the connection can outlive us (an io_uring tears down after its process, still
+  // holding /dev/fuse), and the mount stays.
+  if (absl::Status fusectl = MountFusectlIfMissing(); !fusectl.ok()) {
+    Log(LogLevel::kWarning, "auto_unmount may leave the mount behind: %s",
+        std::string(fusectl.message()).c_str());
+  }
   const std::string abort_path = absl::StrFormat("%s/%u/abort", kFusectlPath, connection_id_);
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0) return;

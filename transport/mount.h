@@ -25,6 +25,10 @@ namespace ringfuse::internal {
 // Where the kernel lists its FUSE connections (fusectl), each as a directory named by its id.
 inline constexpr const char* kFusectlPath = "/sys/fs/fuse/connections";
 
+// Mounts fusectl on kFusectlPath unless it is there already (a fresh boot without systemd has
+// none); aborting a connection needs it. Fails without CAP_SYS_ADMIN.
+absl::Status MountFusectlIfMissing();
+
 class Mount {
  public:
   // Mounts. `before_mount` is called with the /dev/fuse fd right before the mount call: with

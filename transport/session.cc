@@ -55,12 +55,6 @@ absl::Status WithUringHint(const absl::Status& status, TransportKind kind) {
   return absl::Status(status.code(), absl::StrCat(status.message(), kEnableUringHint));
 }
 
-bool FusectlMounted() {
-  struct stat self, parent;
-  return ::stat(internal::kFusectlPath, &self) == 0 && ::stat("/sys/fs/fuse", &parent) == 0 &&
-         self.st_dev != parent.st_dev;
-}
-
 // The kernel serves the connection until it is unmounted or aborted; then /dev/fuse polls
 // POLLERR. (Whether our workers still run says nothing: the uring transport's end at Stop.)
 bool ConnectionAlive(int dev_fd) {
@@ -71,10 +65,7 @@ bool ConnectionAlive(int dev_fd) {
 }  // namespace
 
 absl::Status AbortConnection(uint32_t connection_id) {
-  if (!FusectlMounted() && ::mount("fusectl", internal::kFusectlPath, "fusectl", 0, nullptr) != 0) {
-    return base::ErrnoStatus(errno,
-                             absl::StrFormat("cannot mount fusectl on %s", internal::kFusectlPath));
-  }
+  if (absl::Status fusectl = internal::MountFusectlIfMissing(); !fusectl.ok()) return fusectl;
   const std::string path = absl::StrFormat("%s/%u/abort", internal::kFusectlPath, connection_id);
   base::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd.valid()) {
