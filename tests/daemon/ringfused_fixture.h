@@ -34,6 +34,7 @@ extern char** environ;
 namespace ringfuse::daemon {
 
 using Clock = std::chrono::steady_clock;
+using ringfuse::testing::FileContains;
 using ringfuse::testing::ReadFile;
 using ringfuse::testing::TempDir;
 using ringfuse::testing::WriteFile;

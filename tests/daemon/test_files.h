@@ -51,6 +51,20 @@ inline std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(file), {});
 }
 
+// Whether the file at `path` holds `needle`, read in blocks: a byte-by-byte read of an 80 MB
+// sanitized binary took 40 s.
+inline bool FileContains(const std::string& path, std::string_view needle) {
+  std::ifstream file(path, std::ios::binary);
+  std::string window;  // the last needle.size() - 1 bytes of the block before, then a block
+  std::vector<char> block(1 << 20);
+  while (file.read(block.data(), static_cast<std::streamsize>(block.size())) || file.gcount() > 0) {
+    window.append(block.data(), static_cast<size_t>(file.gcount()));
+    if (window.find(needle) != std::string::npos) return true;
+    if (window.size() >= needle.size()) window.erase(0, window.size() - needle.size() + 1);
+  }
+  return false;
+}
+
 // Creates or truncates `path` to hold `text`. A failure is not reported here: the test sees it
 // in what it reads back.
 inline void WriteFile(const std::string& path, std::string_view text) {
