@@ -122,6 +122,7 @@
 #include "tools/compare_threads.h"
 #include "tools/compare_workloads.h"
 #include "tools/daemon_meters.h"
+#include "tools/hyphenated_flags.h"
 #include "tools/null_server.h"
 #include "tools/stress_options.h"
 #include "tools/stress_run.h"
@@ -384,17 +385,6 @@ int Stress() {
   if (!options.ok()) return BadUsage(std::string(options.status().message()));
   CatchStopSignals();
   return RunStress(*options);
-}
-
-// absl spells flag names with underscores; the documented spelling (--big-file-mib) has hyphens.
-void AcceptHyphenatedFlags(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--") break;
-    if (argv[i][0] != '-' || argv[i][1] != '-') continue;
-    for (char* c = argv[i] + 2; *c != '\0' && *c != '='; ++c) {
-      if (*c == '-') *c = '_';
-    }
-  }
 }
 
 std::string CommandLine(int argc, char** argv) {
