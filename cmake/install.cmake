@@ -30,4 +30,5 @@ configure_file(cmake/ringfuse.pc.in ${PROJECT_BINARY_DIR}/ringfuse.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ringfuse.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(TARGETS ringfused ringfuse-ctl ringfuse-trace ringfuse-bench ringfuse-latency ringfuse-selfcheck
+                ringfuse-conform
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -562,7 +562,7 @@ int MemFs::SeekDataOrHole(uint64_t nodeid, const op::Lseek& args, uint64_t* offs
 int MemFs::OpenDir(uint64_t nodeid, wire::OpenOut* open) {
   int error = 0;
   if (FindDir(nodeid, &error) == nullptr) return error;
-  *open = MakeOpenOut(NewHandle(), 0);
+  *open = MakeOpenOut(NewHandle(), options_.opendir_flags);
   return 0;
 }
 

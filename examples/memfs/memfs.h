@@ -45,6 +45,8 @@ class MemFs : public Handler {
     Timeout negative{0, 0};
     // FOPEN_* flags for every OPEN and CREATE, e.g. wire::kFopenDirectIo to force reads through.
     uint32_t open_flags = 0;
+    // FOPEN_* flags for every OPENDIR, e.g. wire::kFopenCacheDir to let the kernel cache listings.
+    uint32_t opendir_flags = 0;
   };
 
   // Called at the start of every counted request (see RequestCount), on the transport's thread,

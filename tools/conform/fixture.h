@@ -1,0 +1,43 @@
+// What many checks share: the small tree they serve, caching settings, and client calls that
+// return what a report should show ("0" or the errno's name) instead of -1.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "examples/memfs/memfs.h"
+
+namespace ringfuse::conform {
+
+using examples::MemFs;
+
+// Long enough that nothing expires during a check: only the kernel's own rules and the
+// notifications under test drop what it cached.
+inline constexpr Timeout kHour{3600, 0};
+
+// MemFs options: entries and attributes cached for an hour, or not at all.
+MemFs::Options Cached(uint32_t open_flags = 0);
+MemFs::Options Uncached(uint32_t open_flags = 0);
+
+// The tree most checks serve, in the root: "file" (8 KiB of KnownBytes), "dir" (empty) and
+// "link" (a symlink to "file").
+struct Tree {
+  uint64_t file = 0, dir = 0, link = 0;
+};
+inline constexpr size_t kFileSize = 8192;
+Tree Populate(MemFs& fs);
+
+// `size` bytes that differ from those of another `seed`, so that a stale read shows.
+std::string KnownBytes(size_t size, char seed);
+
+// "ok", or the errno's name ("ENOENT"), of a call that returned `result` (-1 sets errno).
+std::string Said(long result);
+// Up to `size` bytes of `path` from `offset`, read with `open_flags`; an error says "ERR <name>".
+std::string ReadAt(const std::string& path, size_t size, off_t offset = 0, int open_flags = 0);
+// stat's st_ino of `path`, or 0.
+uint64_t InodeOf(const std::string& path);
+
+}  // namespace ringfuse::conform
