@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "protocol/reply_parts.h"
+#include "ringfuse/protocol/frames.h"
 
 namespace ringfuse {
 

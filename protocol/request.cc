@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "base/reader.h"
 #include "protocol/request_unique.h"
+#include "ringfuse/protocol/frames.h"
 #include "ringfuse/protocol/parse.h"
 
 namespace ringfuse {

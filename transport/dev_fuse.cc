@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/errno_status.h"
+#include "ringfuse/protocol/frames.h"
 #include "ringfuse/wire.h"
 
 namespace ringfuse::internal {

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/errno_status.h"
+#include "ringfuse/protocol/frames.h"
 
 namespace ringfuse::internal {
 namespace {

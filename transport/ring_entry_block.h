@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/fd.h"
+#include "ringfuse/protocol/frames.h"
 #include "ringfuse/wire.h"
 
 namespace ringfuse::internal {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "base/errno_status.h"
 #include "ringfuse/log.h"
+#include "ringfuse/protocol/frames.h"
 #include "transport/cpus.h"
 #include "transport/dev_fuse_reader.h"
 #include "transport/pause_signal.h"

@@ -13,6 +13,7 @@
 #include "protocol/reply_parts.h"
 #include "ringfuse/log.h"
 #include "ringfuse/notify.h"
+#include "ringfuse/protocol/frames.h"
 #include "transport/cpus.h"
 #include "transport/unique_ranges.h"
 

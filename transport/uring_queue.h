@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "protocol/dispatcher.h"
+#include "ringfuse/protocol/frames.h"
 #include "ringfuse/wire.h"
 #include "transport/ring_entry_block.h"
 #include "transport/ring_worker.h"

@@ -4,6 +4,7 @@
 
 #include "ringfuse/log.h"
 #include "ringfuse/opcode.h"
+#include "ringfuse/protocol/frames.h"
 #include "transport/uring_queue.h"
 
 namespace ringfuse::internal {

@@ -16,6 +16,7 @@
 
 #include "protocol/describe.h"
 #include "protocol/dispatcher.h"
+#include "ringfuse/protocol/frames.h"
 #include "ringfuse/protocol/parse.h"
 #include "ringfuse/protocol/reply_channel.h"
 #include "ringfuse/request.h"

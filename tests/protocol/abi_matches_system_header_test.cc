@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "ringfuse/opcode.h"
+#include "ringfuse/protocol/frames.h"
 #include "ringfuse/wire.h"
 
 namespace ringfuse {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
+#include "ringfuse/protocol/frames.h"
 
 namespace ringfuse::testing {
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/fd.h"
+#include "ringfuse/protocol/frames.h"
 #include "tools/conform/check.h"
 #include "tools/conform/context.h"
 #include "tools/conform/fixture.h"
