@@ -39,6 +39,8 @@ class ConformKernel : public ::testing::Test {
 absl::Status NoInvalidation(Notifier&) { return absl::OkStatus(); }
 
 TEST_F(ConformKernel, IncEpochCheckPassesAndFailsWithAServerThatSendsNothing) {
+  if (offer_.minor < 44)
+    GTEST_SKIP() << "the kernel speaks 7." << offer_.minor << ", INC_EPOCH is 7.44";
   CheckContext real("notify.inc_epoch", TransportKind::kThreads, offer_);
   ExpectEachCachedNameLookedUpOnceAfter(real, [](Notifier& n) { return n.IncEpoch(); });
   const Result passed = real.Finish(0);
@@ -53,6 +55,8 @@ TEST_F(ConformKernel, IncEpochCheckPassesAndFailsWithAServerThatSendsNothing) {
 }
 
 TEST_F(ConformKernel, RevisionSwitchCheckFailsWithoutTheEpoch) {
+  if (offer_.minor < 44)
+    GTEST_SKIP() << "the kernel speaks 7." << offer_.minor << ", INC_EPOCH is 7.44";
   CheckContext silent("revision.inc_epoch_readlink_storm", TransportKind::kThreads, offer_);
   ExpectNoStaleOrTruncatedLinkAcrossSwitch(silent, NoInvalidation);
   const Result failed = silent.Finish(0);
@@ -74,7 +78,7 @@ TEST_F(ConformKernel, AnExpectationOfTheWrongOpcodeOrderFails) {
       const std::vector<std::string> expected =
           right ? std::vector<std::string>{"LOOKUP", "READLINK"}
                 : std::vector<std::string>{"READLINK", "LOOKUP"};
-      context.ExpectOpcodes("readlink", mount->log().OpcodesSince(mark), expected);
+      context.ExpectInOrder("readlink", mount->log().OpcodesSince(mark), expected);
     }
     const Result result = context.Finish(0);
     EXPECT_EQ(result.outcome, right ? Outcome::kPass : Outcome::kFail) << result.reason;

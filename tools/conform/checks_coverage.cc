@@ -30,22 +30,6 @@ namespace {
 
 using Call = std::function<long(Mounted&)>;
 
-// Whether `must` occurs in `seen` in order (other opcodes may come between); a name ending in
-// '*' matches any opcode it begins.
-bool ContainsInOrder(const std::vector<std::string>& seen, const std::vector<std::string>& must) {
-  auto next = seen.begin();
-  for (const std::string& name : must) {
-    const bool prefix = name.ends_with('*');
-    const std::string_view stem = prefix ? std::string_view(name).substr(0, name.size() - 1) : name;
-    next = std::find_if(next, seen.end(), [&](const std::string& opcode) {
-      return prefix ? opcode.starts_with(stem) : opcode == stem;
-    });
-    if (next == seen.end()) return false;
-    ++next;
-  }
-  return true;
-}
-
 struct Coverage {
   std::string_view action;        // what the client does, as the report names it
   Call call;                      // does it once; returns the system call's result
@@ -77,8 +61,7 @@ void Cover(CheckContext& context, const Coverage& coverage) {
       context.Coverage(label, seen);
       if (coverage.succeeds) context.Expect(result >= 0, absl::StrCat(label, " succeeds"));
       if (std::string_view(run) == "first") {
-        context.Expect(ContainsInOrder(seen, coverage.must),
-                       absl::StrFormat("%s sends %s", label, absl::StrJoin(coverage.must, " ")));
+        context.ExpectInOrder(label, seen, coverage.must);
       }
     }
   }

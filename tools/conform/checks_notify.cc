@@ -199,7 +199,9 @@ void Poll(CheckContext& context) {
     pollfd ready{file.get(), POLLIN, 0};
     return ::poll(&ready, 1, 10000) == 1 ? ready.revents : short{0};
   });
-  context.Expect(mount->log().WaitFor(mark, Opcode::kPoll), "the client's poll sends POLL");
+  context.Expect(
+      mount->log().WaitFor(mark, Opcode::kPoll) && WaitUntil([&] { return fs.handle_ != 0; }),
+      "the client's poll sends POLL with a kernel handle");
   context.Expect(woken.wait_for(std::chrono::milliseconds(200)) == std::future_status::timeout,
                  "the client waits while no event is ready (control)");
   fs.ready_ = true;
@@ -221,9 +223,13 @@ void Prune(CheckContext& context) {
   context.Expect(fs.KernelRefs(nodes[0]) == 1, "the kernel holds a lookup of each (control)");
   const absl::Status sent = mount->notifier().Prune(nodes);
   context.Expect(sent.ok(), absl::StrCat("PRUNE is accepted: ", sent.ToString()));
-  mount->log().Settle();
-  int held = 0;
-  for (uint64_t node : nodes) held += fs.KernelRefs(node) != 0;
+  auto still_held = [&] {
+    int held = 0;
+    for (uint64_t node : nodes) held += fs.KernelRefs(node) != 0;
+    return held;
+  };
+  WaitUntil([&] { return still_held() == 0; });
+  const int held = still_held();
   context.Expect(held == 0, absl::StrFormat("FORGETs follow for every pruned node (%d still "
                                             "held)",
                                             held));

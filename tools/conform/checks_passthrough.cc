@@ -74,15 +74,17 @@ void ReadAndWrite(CheckContext& context) {
   context.Expect(file.valid(), "the open succeeds");
   std::string got(4096, '\0');
   const ssize_t read = ::pread(file.get(), got.data(), got.size(), 0);
+  const std::string read_said = Said(read);
   const ssize_t written = ::pwrite(file.get(), "xyz", 3, 0);
+  const std::string write_said = Said(written);
   char on_backing[3] = {};
   ::pread(backing.get(), on_backing, sizeof(on_backing), 0);
   mount->log().Settle();
   const size_t reads = mount->log().CountSince(mark, Opcode::kRead);
   const size_t writes = mount->log().CountSince(mark, Opcode::kWrite);
   if (!fs.failure().empty()) context.Evidence("registering the backing file: " + fs.failure());
-  context.Evidence(absl::StrFormat("read %s, write %s; the server saw %d READ, %d WRITE",
-                                   Said(read), Said(written), reads, writes));
+  context.Evidence(absl::StrFormat("read %s, write %s; the server saw %d READ, %d WRITE", read_said,
+                                   write_said, reads, writes));
   context.Expect(read == 4096 && got == backing_bytes.substr(0, 4096),
                  "the client reads the backing file's bytes, not the server's");
   context.Expect(written == 3 && std::string_view(on_backing, 3) == "xyz",

@@ -42,9 +42,12 @@ void RequestLog::OnRequest(const Request& request) {
 }
 
 void RequestLog::OnMalformed(const ParseError& error) {
-  std::lock_guard lock(mutex_);
-  entries_.push_back(Entry{.line = absl::StrFormat("malformed: %s", error.ToString())});
-  last_ = Clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    entries_.push_back(Entry{.line = absl::StrFormat("malformed: %s", error.ToString())});
+    last_ = Clock::now();
+  }
+  arrived_.notify_all();
 }
 
 size_t RequestLog::Mark() const {
@@ -72,22 +75,27 @@ size_t RequestLog::CountSince(size_t mark, Opcode opcode) const {
 }
 
 void RequestLog::Settle(std::chrono::milliseconds quiet, std::chrono::milliseconds bound) const {
-  const auto deadline = Clock::now() + bound;
+  const auto called = Clock::now();
+  const auto deadline = called + bound;
   std::unique_lock lock(mutex_);
   while (Clock::now() < deadline) {
-    const auto quiet_until = last_ + quiet;
+    // Quiet since the call too: a request the kernel sends after the system call returned may
+    // not have been read yet when the last one logged is already old.
+    const auto quiet_until = std::max(last_, called) + quiet;
     if (Clock::now() >= quiet_until) return;
     arrived_.wait_until(lock, std::min(quiet_until, deadline));
   }
 }
 
-bool RequestLog::WaitFor(size_t mark, Opcode opcode, std::chrono::milliseconds bound) const {
+bool RequestLog::WaitFor(size_t mark, Opcode opcode, std::chrono::milliseconds bound,
+                         size_t count) const {
   std::unique_lock lock(mutex_);
   return arrived_.wait_for(lock, bound, [&] {
+    size_t seen = 0;
     for (size_t i = mark; i < entries_.size(); ++i) {
-      if (entries_[i].opcode == static_cast<uint32_t>(opcode)) return true;
+      if (entries_[i].opcode == static_cast<uint32_t>(opcode)) ++seen;
     }
-    return false;
+    return seen >= count;
   });
 }
 
@@ -165,12 +173,28 @@ bool CheckContext::Expect(bool ok, std::string_view what) {
   return ok;
 }
 
-bool CheckContext::ExpectOpcodes(std::string_view during, const std::vector<std::string>& seen,
-                                 const std::vector<std::string>& expected) {
-  const std::string got = absl::StrJoin(seen, " ");
-  Evidence(absl::StrFormat("%s: %s", during, got.empty() ? "(no request)" : got));
-  return Expect(seen == expected,
-                absl::StrFormat("%s sends %s", during, absl::StrJoin(expected, " ")));
+namespace {
+
+bool ContainsInOrder(const std::vector<std::string>& seen, const std::vector<std::string>& must) {
+  auto next = seen.begin();
+  for (const std::string& name : must) {
+    const bool prefix = name.ends_with('*');
+    const std::string_view stem = prefix ? std::string_view(name).substr(0, name.size() - 1) : name;
+    next = std::find_if(next, seen.end(), [&](const std::string& opcode) {
+      return prefix ? opcode.starts_with(stem) : opcode == stem;
+    });
+    if (next == seen.end()) return false;
+    ++next;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool CheckContext::ExpectInOrder(std::string_view during, const std::vector<std::string>& seen,
+                                 const std::vector<std::string>& must) {
+  return Expect(ContainsInOrder(seen, must),
+                absl::StrFormat("%s sends %s", during, absl::StrJoin(must, " ")));
 }
 
 void CheckContext::Evidence(std::string line) {

@@ -3,7 +3,7 @@
 //
 // A check reads like a selftest: it builds a filesystem (usually MemFs, examples/memfs), mounts it
 // with Mount, acts as a client with plain system calls on Mounted::Path, and states what it
-// expects with Expect and ExpectOpcodes. Everything it records (Evidence, Coverage, the failed
+// expects with Expect and ExpectInOrder. Everything it records (Evidence, Coverage, the failed
 // expectations) goes into the report.
 #pragma once
 
@@ -47,13 +47,15 @@ class RequestLog : public RequestObserver {
   // The opcode names of Since(mark), e.g. {"LOOKUP", "GETATTR"}.
   std::vector<std::string> OpcodesSince(size_t mark) const;
   size_t CountSince(size_t mark, Opcode opcode) const;
-  // Waits until no request has come for `quiet` (at most `bound`): asynchronous requests (RELEASE
-  // after close, FORGET, readahead) arrive after the system call that caused them returned.
+  // Waits until no request has come for `quiet`, counted from the call at the earliest (at most
+  // `bound`): asynchronous requests (RELEASE after close, FORGET, readahead) arrive after the
+  // system call that caused them returned.
   void Settle(std::chrono::milliseconds quiet = std::chrono::milliseconds(100),
               std::chrono::milliseconds bound = std::chrono::seconds(3)) const;
-  // Waits until a request with `opcode` came after `mark`, at most `bound`.
+  // Waits until `count` requests with `opcode` came after `mark`, at most `bound`. A request is
+  // logged as it is read, before its handler runs: state the handler changes may lag behind.
   bool WaitFor(size_t mark, Opcode opcode,
-               std::chrono::milliseconds bound = std::chrono::seconds(5)) const;
+               std::chrono::milliseconds bound = std::chrono::seconds(5), size_t count = 1) const;
   // Every opcode this log saw, by number.
   std::vector<uint32_t> Opcodes() const;
 
@@ -117,9 +119,11 @@ class CheckContext {
 
   // Records `what` as an expectation not met unless `ok`; returns `ok`.
   bool Expect(bool ok, std::string_view what);
-  // Expects the opcode names `seen` to be `expected`, in order; records both.
-  bool ExpectOpcodes(std::string_view during, const std::vector<std::string>& seen,
-                     const std::vector<std::string>& expected);
+  // Expects the opcode names `must` to occur in `seen` in this order, others allowed between
+  // them (a kernel may add a GETATTR or a GETXATTR); a name ending in '*' matches every opcode
+  // it begins ("COPY_FILE_RANGE*").
+  bool ExpectInOrder(std::string_view during, const std::vector<std::string>& seen,
+                     const std::vector<std::string>& must);
   // Records a line of evidence: what the client got, what the server saw.
   void Evidence(std::string line);
   // Records the opcodes a client action produced, for the coverage map.

@@ -4,7 +4,9 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -39,5 +41,10 @@ std::string Said(long result);
 std::string ReadAt(const std::string& path, size_t size, off_t offset = 0, int open_flags = 0);
 // stat's st_ino of `path`, or 0.
 uint64_t InodeOf(const std::string& path);
+
+// Waits until `condition` holds, checking every millisecond, at most `bound`; whether it held.
+// For state a handler changes after the request log saw its request.
+bool WaitUntil(const std::function<bool()>& condition,
+               std::chrono::milliseconds bound = std::chrono::seconds(5));
 
 }  // namespace ringfuse::conform

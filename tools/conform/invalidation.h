@@ -1,6 +1,6 @@
 // The bodies of the checks about invalidating a cache wholesale, with the server's invalidation a
 // parameter: the catalogue passes the notification under test, and the negative controls
-// (tests/tools/conform_test.cc) a server that sends none, which must make the checks fail.
+// (tests/tools/conform_kernel_test.cc) a server that sends none, which must make the checks fail.
 #pragma once
 
 #include <functional>
