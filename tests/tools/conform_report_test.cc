@@ -105,6 +105,16 @@ TEST(ConformDiff, NamesEachChangeAndNothingElse) {
   EXPECT_THAT(DiffReports(before, before), IsEmpty());
 }
 
+TEST(ConformDiff, ACoverageActionOnlyOneReportHasIsSaid) {
+  const Report before = Sample();
+  Report after = Sample();
+  after.results[0].coverage["stat, new action"] = {"LOOKUP"};
+  EXPECT_THAT(DiffReports(before, after),
+              ElementsAre("coverage stat, new action on threads: only in B (LOOKUP)"));
+  EXPECT_THAT(DiffReports(after, before),
+              ElementsAre("coverage stat, new action on threads: only in A (LOOKUP)"));
+}
+
 TEST(ConformDiff, AFlippedCheckSaysWhy) {
   const Report before = Sample();
   Report after = Sample();

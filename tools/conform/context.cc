@@ -13,16 +13,6 @@ namespace ringfuse::conform {
 
 using Clock = std::chrono::steady_clock;
 
-std::string_view TransportWord(TransportKind kind) {
-  switch (kind) {
-    case TransportKind::kThreads: return "threads";
-    case TransportKind::kUring: return "uring";
-    case TransportKind::kUringCmd: return "uring-cmd";
-    case TransportKind::kAuto: return "auto";
-  }
-  return "unknown";
-}
-
 void RequestLog::OnRequest(const Request& request) {
   Entry entry{.opcode = request.header.opcode,
               .unique = request.header.unique,
@@ -143,7 +133,7 @@ CheckContext::CheckContext(std::string_view check, TransportKind transport,
                            const KernelOffer& offer)
     : check_(check), transport_(transport), offer_(offer) {
   result_.check = check_;
-  result_.transport = TransportWord(transport);
+  result_.transport = TransportName(transport);
 }
 
 std::unique_ptr<Mounted> CheckContext::Mount(Handler& fs, SessionOptions options) {

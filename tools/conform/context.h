@@ -148,7 +148,4 @@ class CheckContext {
   std::vector<uint32_t> opcodes_seen_;
 };
 
-// "threads", "uring", "uring-cmd".
-std::string_view TransportWord(TransportKind kind);
-
 }  // namespace ringfuse::conform

@@ -35,12 +35,24 @@ std::map<ResultKey, const Result*> ByKey(const Report& report) {
   return results;
 }
 
+// An action only one report has is said too: a check that failed early records less.
 void DiffCoverage(const Result& a, const Result& b, std::vector<std::string>& out) {
   for (const auto& [action, opcodes] : b.coverage) {
     const auto before = a.coverage.find(action);
-    if (before == a.coverage.end() || before->second == opcodes) continue;
-    out.push_back(absl::StrFormat("coverage %s on %s: %s -> %s", action, b.transport,
-                                  absl::StrJoin(before->second, " "), absl::StrJoin(opcodes, " ")));
+    if (before == a.coverage.end()) {
+      out.push_back(absl::StrFormat("coverage %s on %s: only in B (%s)", action, b.transport,
+                                    absl::StrJoin(opcodes, " ")));
+    } else if (before->second != opcodes) {
+      out.push_back(absl::StrFormat("coverage %s on %s: %s -> %s", action, b.transport,
+                                    absl::StrJoin(before->second, " "),
+                                    absl::StrJoin(opcodes, " ")));
+    }
+  }
+  for (const auto& [action, opcodes] : a.coverage) {
+    if (!b.coverage.contains(action)) {
+      out.push_back(absl::StrFormat("coverage %s on %s: only in A (%s)", action, a.transport,
+                                    absl::StrJoin(opcodes, " ")));
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,7 @@ int Usage(const std::string& message) {
 
 absl::StatusOr<std::vector<TransportKind>> ParseTransports(const std::string& text) {
   if (text == "all")
-    return std::vector{TransportKind::kThreads, TransportKind::kUring, TransportKind::kUringCmd};
+    return std::vector<TransportKind>(std::begin(kTransports), std::end(kTransports));
   std::vector<TransportKind> kinds;
   for (absl::string_view word : absl::StrSplit(text, ',', absl::SkipEmpty())) {
     absl::StatusOr<TransportKind> kind = ParseTransportKind(std::string(word));

@@ -1,6 +1,7 @@
 #include "tools/conform/report.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -15,8 +16,6 @@ namespace ringfuse::conform {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kTransports[] = {"threads", "uring", "uring-cmd"};
 
 std::vector<std::string> OfferedFlagNames(uint64_t flags) {
   std::vector<std::string> names;
@@ -84,11 +83,16 @@ void AppendKernel(const Report& report, std::string& out) {
 void AppendResults(const Report& report, std::string& out) {
   std::map<std::string, std::map<std::string, const Result*>> by_check;
   for (const Result& result : report.results) by_check[result.check][result.transport] = &result;
-  out += "\n## Checks\n\n| check | threads | uring | uring-cmd |\n|---|---|---|---|\n";
+  out += "\n## Checks\n\n| check |";
+  for (TransportKind kind : kTransports)
+    out += absl::StrCat(" ", std::string(TransportName(kind)), " |");
+  out += "\n|---|";
+  for (size_t i = 0; i < std::size(kTransports); ++i) out += "---|";
+  out += "\n";
   for (const auto& [check, transports] : by_check) {
     out += absl::StrCat("| ", check);
-    for (const char* transport : kTransports) {
-      const auto found = transports.find(transport);
+    for (TransportKind kind : kTransports) {
+      const auto found = transports.find(std::string(TransportName(kind)));
       out += absl::StrCat(" | ", found == transports.end()
                                      ? std::string("-")
                                      : std::string(OutcomeName(found->second->outcome)));

@@ -8,7 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "ringfuse/transport_options.h"
+
 namespace ringfuse::conform {
+
+// The transports a check can run on, in the order the reports list them; `--transport=all`.
+inline constexpr TransportKind kTransports[] = {TransportKind::kThreads, TransportKind::kUring,
+                                                TransportKind::kUringCmd};
 
 enum class Outcome { kPass, kFail, kNotOffered };
 
