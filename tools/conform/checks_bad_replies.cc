@@ -64,12 +64,7 @@ void WrongLength(CheckContext& context) {
 // and returns what the client's read got.
 std::string WithReadInFlight(CheckContext& context, Mounted& mount, MemFs& fs,
                              const std::function<void(uint64_t unique)>& misbehave) {
-  std::promise<void> open;
-  std::shared_future<void> opened = open.get_future().share();
-  std::atomic<bool> held{false};
-  fs.SetBeforeOp([&](Opcode opcode) {
-    if (opcode == Opcode::kRead && !held.exchange(true)) opened.wait_for(std::chrono::seconds(10));
-  });
+  Gate gate(fs, Opcode::kRead, std::chrono::seconds(10));
   const size_t mark = mount.log().Mark();
   std::future<std::string> read =
       std::async(std::launch::async, [&] { return ReadAt(mount.Path("file"), 16); });
@@ -81,10 +76,8 @@ std::string WithReadInFlight(CheckContext& context, Mounted& mount, MemFs& fs,
   }
   context.Expect(unique != 0, "the client's read sends READ");
   if (unique != 0) misbehave(unique);
-  open.set_value();
-  std::string got = read.get();
-  fs.SetBeforeOp(nullptr);
-  return got;
+  gate.Release();
+  return read.get();
 }
 
 void ErrorOutOfRange(CheckContext& context) {

@@ -243,7 +243,8 @@ void Resend(CheckContext& context) {
   std::shared_future<void> released = release.get_future().share();
   std::atomic<bool> held{false};
   fs.SetBeforeOp([&](Opcode opcode) {
-    if (opcode == Opcode::kRead && !held.exchange(true)) released.wait();
+    if (opcode == Opcode::kRead && !held.exchange(true))
+      released.wait_for(std::chrono::seconds(10));
   });
   const std::unique_ptr<Mounted> mount = context.Mount(fs);
   if (!mount) return release.set_value();

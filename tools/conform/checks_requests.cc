@@ -30,32 +30,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// Holds requests of one opcode in MemFs's BeforeOp until Release (or the bound passes). The hook
-// shares the gate's state, so that a request still leaving it outlives the gate safely.
-class Gate {
- public:
-  explicit Gate(MemFs& fs, Opcode held, milliseconds bound = seconds(20))
-      : state_(std::make_shared<State>()) {
-    fs.SetBeforeOp([state = state_, held, bound](Opcode opcode) {
-      if (opcode == held && !state->released.load()) state->opened.wait_for(bound);
-    });
-  }
-  ~Gate() { Release(); }
-  Gate(const Gate&) = delete;
-  Gate& operator=(const Gate&) = delete;
-  void Release() {
-    if (!state_->released.exchange(true)) state_->open.set_value();
-  }
-
- private:
-  struct State {
-    std::atomic<bool> released{false};
-    std::promise<void> open;
-    std::shared_future<void> opened = open.get_future().share();
-  };
-  std::shared_ptr<State> state_;
-};
-
 // The READs or WRITEs a mount saw since `mark`, by size.
 std::vector<uint64_t> SizesSince(Mounted& mount, size_t mark, Opcode opcode) {
   std::vector<uint64_t> sizes;

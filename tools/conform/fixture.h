@@ -4,9 +4,12 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -41,6 +44,32 @@ std::string Said(long result);
 std::string ReadAt(const std::string& path, size_t size, off_t offset = 0, int open_flags = 0);
 // stat's st_ino of `path`, or 0.
 uint64_t InodeOf(const std::string& path);
+
+// Holds requests of one opcode in MemFs's BeforeOp until Release (or the bound passes). The hook
+// shares the gate's state, so that a request still leaving it outlives the gate safely.
+class Gate {
+ public:
+  Gate(MemFs& fs, Opcode held, std::chrono::milliseconds bound)
+      : state_(std::make_shared<State>()) {
+    fs.SetBeforeOp([state = state_, held, bound](Opcode opcode) {
+      if (opcode == held && !state->released.load()) state->opened.wait_for(bound);
+    });
+  }
+  ~Gate() { Release(); }
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+  void Release() {
+    if (!state_->released.exchange(true)) state_->open.set_value();
+  }
+
+ private:
+  struct State {
+    std::atomic<bool> released{false};
+    std::promise<void> open;
+    std::shared_future<void> opened = open.get_future().share();
+  };
+  std::shared_ptr<State> state_;
+};
 
 // Waits until `condition` holds, checking every millisecond, at most `bound`; whether it held.
 // For state a handler changes after the request log saw its request.
