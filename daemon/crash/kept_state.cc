@@ -8,7 +8,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/fd.h"
+#include "daemon/crash/incarnation.h"
 #include "daemon/crash/kept_memory.h"
+#include "daemon/crash/reopen_after_crash.h"
 #include "ringfuse/log.h"
 
 namespace ringfuse::daemon {
@@ -53,62 +55,83 @@ absl::StatusOr<std::vector<int>> KeptState::Journal(PassthroughFs& fs) {
   open_files_ = std::move(*files);
   nodes_ = std::move(*nodes);
   changes_ = std::move(*changes);
-  fs.KeepOpenFilesIn(open_files_.get());
-  fs.inodes().RecordNodesIn(nodes_.get());
-  fs.KeepChangesIn(changes_.get(), {});
+  const PassthroughFs::Parts parts = fs.parts();
+  parts.open.KeepIn(open_files_.get());
+  parts.inodes.RecordNodesIn(nodes_.get());
+  parts.changes_once.KeepIn(changes_.get(), {});
   return std::vector<int>{open_files_->fd(), nodes_->fd(), changes_->fd()};
 }
 
 absl::StatusOr<Recovered> KeptState::Recover(const CrashRecovery& crash, PassthroughFs& fs) {
   absl::StatusOr<KeptByName> kept = ByName(crash.fds);
   if (!kept.ok()) return kept.status();
-  if (absl::Status continued = fs.ContinueAfterCrash(crash.incarnation); !continued.ok()) {
+  if (absl::Status continued = ContinueAfterCrash(fs, crash.incarnation); !continued.ok()) {
     return continued;
   }
   Recovered recovered;
   if (open_files_ == nullptr) return recovered;  // not journaled: every name looked up again
-
-  if (base::UniqueFd fd = Take(*kept, ChangeJournal::kMemfdName); fd.valid()) {
-    absl::StatusOr<std::unique_ptr<ChangeJournal>> changes = ChangeJournal::Adopt(std::move(fd));
-    if (!changes.ok()) return changes.status();
-    fs.KeepChangesIn(changes->get(), (*changes)->Recover());
-    changes_ = std::move(*changes);
-  } else {
-    fs.KeepChangesIn(nullptr, {});
-    changes_.reset();
-    LogLine(LogLevel::kWarning,
-            "the keeper holds no change journal (an older ringfused started it): a change "
-            "the dead daemon made and did not answer is made again");
+  const PassthroughFs::Parts parts = fs.parts();
+  if (absl::Status changes = AdoptChanges(Take(*kept, ChangeJournal::kMemfdName), parts);
+      !changes.ok()) {
+    return changes;
   }
-
   base::UniqueFd nodes_fd = Take(*kept, NodeJournal::kMemfdName);
   base::UniqueFd files_fd = Take(*kept, OpenFileJournal::kMemfdName);
   if (!nodes_fd.valid() || !files_fd.valid()) {
     return absl::DataLossError("the keeper did not keep the journals");
   }
-  absl::StatusOr<std::unique_ptr<NodeJournal>> nodes = NodeJournal::Adopt(std::move(nodes_fd));
+  absl::StatusOr<NodesAdopted> nodes = AdoptNodes(std::move(nodes_fd), parts);
+  if (!nodes.ok()) return nodes.status();
+  recovered.names_still_valid = nodes->complete;
+  absl::StatusOr<size_t> reopened = AdoptOpenFiles(std::move(files_fd), parts);
+  if (!reopened.ok()) return reopened.status();
+  LogLine(LogLevel::kInfo,
+          absl::StrCat("recovered ", nodes->recorded, " nodes",
+                       nodes->complete ? "" : " (not all: every name is looked up again)",
+                       " and reopened ", *reopened, " files open at the crash"));
+  return recovered;
+}
+
+// A missing change journal (a keeper an older ringfused started) is no loss of data: only a
+// change the dead daemon made and did not answer is made again.
+absl::Status KeptState::AdoptChanges(base::UniqueFd fd, const PassthroughFs::Parts& parts) {
+  if (!fd.valid()) {
+    parts.changes_once.KeepIn(nullptr, {});
+    changes_.reset();
+    LogLine(LogLevel::kWarning,
+            "the keeper holds no change journal (an older ringfused started it): a change "
+            "the dead daemon made and did not answer is made again");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<ChangeJournal>> changes = ChangeJournal::Adopt(std::move(fd));
+  if (!changes.ok()) return changes.status();
+  parts.changes_once.KeepIn(changes->get(), (*changes)->Recover());
+  changes_ = std::move(*changes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<KeptState::NodesAdopted> KeptState::AdoptNodes(base::UniqueFd fd,
+                                                              const PassthroughFs::Parts& parts) {
+  absl::StatusOr<std::unique_ptr<NodeJournal>> nodes = NodeJournal::Adopt(std::move(fd));
   if (!nodes.ok()) return nodes.status();
   NodeJournal::Recovery recovery = (*nodes)->Recover();
-  const size_t recorded = recovery.nodes.size();
-  if (absl::Status restored = fs.inodes().RestoreRecorded(std::move(recovery.nodes));
+  const NodesAdopted adopted{recovery.nodes.size(), recovery.complete};
+  if (absl::Status restored = parts.inodes.RestoreRecorded(std::move(recovery.nodes));
       !restored.ok()) {
     return restored;
   }
-  fs.inodes().RecordNodesIn(nodes->get());  // before the journal it replaces goes
+  parts.inodes.RecordNodesIn(nodes->get());  // before the journal it replaces goes
   nodes_ = std::move(*nodes);
-  recovered.names_still_valid = recovery.complete;
+  return adopted;
+}
 
-  absl::StatusOr<std::unique_ptr<OpenFileJournal>> files =
-      OpenFileJournal::Adopt(std::move(files_fd));
+absl::StatusOr<size_t> KeptState::AdoptOpenFiles(base::UniqueFd fd,
+                                                 const PassthroughFs::Parts& parts) {
+  absl::StatusOr<std::unique_ptr<OpenFileJournal>> files = OpenFileJournal::Adopt(std::move(fd));
   if (!files.ok()) return files.status();
-  fs.KeepOpenFilesIn(files->get());
+  parts.open.KeepIn(files->get());
   open_files_ = std::move(*files);
-  const size_t reopened = fs.ReopenAfterCrash(*open_files_);
-  LogLine(LogLevel::kInfo,
-          absl::StrCat("recovered ", recorded, " nodes",
-                       recovery.complete ? "" : " (not all: every name is looked up again)",
-                       " and reopened ", reopened, " files open at the crash"));
-  return recovered;
+  return ReopenAfterCrash(*open_files_, parts.inodes, parts.open);
 }
 
 }  // namespace ringfuse::daemon

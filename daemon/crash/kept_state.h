@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "daemon/crash/change_journal.h"
 #include "daemon/crash/node_journal.h"
 #include "daemon/crash/open_file_journal.h"
@@ -41,6 +42,16 @@ class KeptState {
   absl::StatusOr<Recovered> Recover(const CrashRecovery& crash, PassthroughFs& fs);
 
  private:
+  // The steps of Recover, in its order, each adopting one of the dead daemon's journals.
+  absl::Status AdoptChanges(base::UniqueFd fd, const PassthroughFs::Parts& parts);
+  struct NodesAdopted {
+    size_t recorded;  // nodes the journal held
+    bool complete;    // every node the dead daemon had (NodeJournal::Recovery)
+  };
+  absl::StatusOr<NodesAdopted> AdoptNodes(base::UniqueFd fd, const PassthroughFs::Parts& parts);
+  // Returns how many open files were reopened.
+  absl::StatusOr<size_t> AdoptOpenFiles(base::UniqueFd fd, const PassthroughFs::Parts& parts);
+
   std::unique_ptr<OpenFileJournal> open_files_;
   std::unique_ptr<NodeJournal> nodes_;
   std::unique_ptr<ChangeJournal> changes_;

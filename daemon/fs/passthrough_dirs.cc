@@ -68,7 +68,7 @@ bool AddUnlooked(DirentPacker& packer, const DirEntry& entry) {
 // lookup whose entry did not fit is given back; not in a directory whose names must not stay
 // cached (search_permission.h): the kernel's own LOOKUPs, as each caller, check who may see them.
 void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingReply reply) {
-  listings_.fetch_add(1, std::memory_order_relaxed);
+  served_.listings.fetch_add(1, std::memory_order_relaxed);
   const std::shared_ptr<DirHandle> handle = open_.Dir(fh);
   if (handle == nullptr) return reply.Error(EBADF);
   const bool look_up = plus && KernelChecksWalksThrough(options_, handle->fd());
@@ -86,7 +86,7 @@ void PassthroughFs::List(uint64_t dir_node, uint64_t fh, bool plus, DirListingRe
     return packer.Add(entry.ino, entry.next, entry.type, entry.name);
   });
   if (!error.ok() && packer.count() == 0) return reply.Error(error.value());
-  if (look_up) PruneIfTooManyPinned();
+  if (look_up) pruner_.PruneIfTooManyPinned();
   reply.Ok();
 }
 

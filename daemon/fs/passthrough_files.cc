@@ -289,7 +289,7 @@ void PassthroughFs::InvalidateAttributes(uint64_t nodeid) const {
 }
 
 void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply reply) {
-  reads_.fetch_add(1, std::memory_order_relaxed);
+  served_.reads.fetch_add(1, std::memory_order_relaxed);
   const MutableBytes buffer = ThreadBuffer(args.size());
   if (buffer.size() < args.size()) return reply.Error(ENOMEM);
   const std::shared_ptr<FileHandle> file = open_.File(args.fh());
@@ -309,7 +309,7 @@ void PassthroughFs::Read(const RequestContext&, const op::Read& args, DataReply 
 // the way of the kernel's writeback, since its client's munmap(2) of a FUSE mapping holds the
 // mmap lock while it waits for that writeback (a deadlock, seen in the tests).
 void PassthroughFs::Write(const RequestContext& context, const op::Write& args, CountReply reply) {
-  writes_.fetch_add(1, std::memory_order_relaxed);
+  served_.writes.fetch_add(1, std::memory_order_relaxed);
   if (options_.mount.read_only) return reply.Error(EROFS);
   const std::shared_ptr<FileHandle> file = open_.File(args.fh());
   if (file == nullptr) return reply.Error(EBADF);

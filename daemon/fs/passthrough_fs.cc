@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <optional>
 
 #include "daemon/access/credentials.h"
@@ -86,32 +85,13 @@ wire::EntryOut PassthroughFs::EntryFor(const Found& found) const {
                    options_.attr_timeout);
 }
 
-void PassthroughFs::SetPruner(Pruner pruner) {
-  pruner_ = std::move(pruner);
-  pruner_set_.store(true, std::memory_order_release);
-}
-
-// Not at every lookup: the kernel's FORGETs take a while to arrive, and naming nodes again before
-// they do would drop hot ones too. At twice the limit, sooner, before the fds run out.
-void PassthroughFs::PruneIfTooManyPinned() {
-  const size_t pinned = inodes_.pinned_count();
-  const size_t limit = inodes_.open_limit();
-  if (pinned <= limit || !pruner_set_.load(std::memory_order_acquire)) return;
-  const auto interval =
-      pinned > 2 * limit ? std::chrono::milliseconds(5) : std::chrono::milliseconds(50);
-  const int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
-  int64_t last = last_prune_.load(std::memory_order_relaxed);
-  if (now - last < std::chrono::nanoseconds(interval).count() ||
-      !last_prune_.compare_exchange_strong(last, now)) {
-    return;
-  }
-  const std::vector<uint64_t> nodeids = inodes_.UnclosableBeyond(inodes_.open_limit() / 2);
-  // In notifications of a few hundred ids each: the kernel reads a PRUNE's ids in one go.
-  constexpr size_t kIdsPerNotification = 256;
-  for (size_t first = 0; first < nodeids.size(); first += kIdsPerNotification) {
-    pruner_(
-        std::span(nodeids).subspan(first, std::min(kIdsPerNotification, nodeids.size() - first)));
-  }
+PassthroughFs::Counts PassthroughFs::counts() const {
+  return Counts{open_.size(),
+                owner_locks_.opens(),
+                lock_waiter_.pending(),
+                served_.reads.load(std::memory_order_relaxed),
+                served_.writes.load(std::memory_order_relaxed),
+                served_.listings.load(std::memory_order_relaxed)};
 }
 
 // A name under a directory not everyone may search is not to be cached for other users to walk
@@ -122,7 +102,7 @@ base::Errno PassthroughFs::EntryOf(uint64_t parent, std::string_view name, wire:
   if (const base::Errno error = inodes_.Lookup(parent, name, found, !made); !error.ok()) {
     return error;
   }
-  PruneIfTooManyPinned();
+  pruner_.PruneIfTooManyPinned();
   entry = EntryFor(found);
   if (!(cacheable.has_value() ? *cacheable : NamesCacheableUnder(parent))) {
     entry.entry_valid = 0;

@@ -9,30 +9,27 @@
 // The code is split by job: passthrough_fs.cc (nodes and their attributes), passthrough_names.cc
 // (directory entries: create, link, remove, rename), passthrough_files.cc (open files and their
 // I/O), passthrough_locks.cc, passthrough_dirs.cc (listing), passthrough_xattr.cc. What a
-// handover and a crash need of it is in ../handover/passthrough_handover.cc and
-// ../crash/passthrough_crash.cc; changes made once across a crash in ../crash/changes_once.h.
+// handover and a crash need of it is in ../handover/fs_handover.h and ../crash/kept_state.h,
+// through Parts; changes made once across a crash in ../crash/changes_once.h.
 #pragma once
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "base/errno.h"
-#include "daemon/crash/change_journal.h"
 #include "daemon/crash/changes_once.h"
-#include "daemon/crash/open_file_journal.h"
 #include "daemon/fs/backing_ids.h"
 #include "daemon/fs/dir_handle.h"
 #include "daemon/fs/file_handle.h"
 #include "daemon/fs/open_handles.h"
 #include "daemon/inodes/inode_table.h"
+#include "daemon/inodes/node_pruner.h"
 #include "daemon/locks/lock_waiter.h"
 #include "daemon/locks/owner_locks.h"
 #include "daemon/options.h"
@@ -41,27 +38,6 @@
 #include "ringfuse/notifier.h"
 
 namespace ringfuse::daemon {
-
-// The filesystem as a handover carries it (handover_state.h). Fds as in SavedTable: in Save the
-// filesystem's own (they stay open here), in Restore indices into the fds given.
-struct SavedFs {
-  struct File {
-    uint64_t fh;
-    int fd;
-    int flags;  // the backing open's
-    bool passthrough;
-    bool direct;  // has an O_DIRECT twin, opened again on the way in
-  };
-  struct Dir {
-    uint64_t fh;
-    int fd;
-  };
-  SavedTable table;
-  std::vector<File> files;
-  std::vector<Dir> dirs;
-  std::vector<OwnerLocks::Saved> owner_opens;
-  std::vector<BackingIds::Saved> backing_ids;
-};
 
 class PassthroughFs : public Handler {
  public:
@@ -73,12 +49,9 @@ class PassthroughFs : public Handler {
   // Kernel passthrough (-o passthrough): for SessionOptions::backing_files. Regular files are
   // handed to the kernel, which reads and writes them without asking the daemon.
   BackingFiles& backing_files() { return backing_files_; }
-  // Asks the kernel to drop unused nodes (NOTIFY_PRUNE, 7.45; queued, never blocking), for the
-  // nodes the daemon cannot close itself, having neither handle nor name (inode_table.h): past
-  // the open-node budget, the least recently used are named. Set once, right after
-  // Session::Start, where the kernel has PRUNE; without it those nodes stay open until FORGET.
-  using Pruner = std::function<void(std::span<const uint64_t> nodeids)>;
-  void SetPruner(Pruner pruner);
+  // Asks the kernel to drop nodes the daemon cannot close (node_pruner.h). Set once, right after
+  // Session::Start, where the kernel has PRUNE.
+  void SetPruner(NodePruner::Send send) { pruner_.Set(std::move(send)); }
   // The connection's notifier (not owned), for what the kernel must learn before a reply: a
   // change that cleared set-ID bits. Set once, right after Session::Start; until then nothing is
   // sent, and the kernel's attribute timeout bounds what it keeps.
@@ -144,42 +117,33 @@ class PassthroughFs : public Handler {
   void Removexattr(const RequestContext& context, const op::Removexattr& args,
                    EmptyReply reply) override;
 
-  // A handover (handover_state.h). Save runs with no request in progress; Restore before the
-  // first, with backing_files() bound to the connection taken over. Restore takes the fds it
-  // uses out of `fds`; InvalidArgument for a record that does not hold together (an fh twice, an
-  // fd not carried), after which the filesystem is to be thrown away.
-  SavedFs Save();
-  absl::Status Restore(const SavedFs& saved, std::vector<base::UniqueFd>& fds);
-  // A kept daemon started again after a crash (ringfuse/keeper.h), before the first request.
-  // The kernel still holds the node ids and fh values the dead daemon gave out, so this one
-  // gives out its own from incarnation << 40 on. A node id from before answers ESTALE; an fh
-  // from before, EBADF, except that FLUSH and RELEASE of one succeed: its file is closed already.
-  // OutOfRange past 2^24 - 1 incarnations.
-  absl::Status ContinueAfterCrash(uint32_t incarnation);
-  // A kept daemon: records every open file and directory in `journal` from now on (null: none),
-  // and, after a crash, first reopens those the dead daemon recorded, under their fh values;
-  // returns how many. One whose inode cannot be reopened (gone, or on a filesystem without
-  // handles) stays lost: EBADF.
-  void KeepOpenFilesIn(OpenFileJournal* journal) { open_.KeepIn(journal); }
-  size_t ReopenAfterCrash(OpenFileJournal& journal);
-  // A kept daemon: records in `changes` what each change that must not be made twice did
-  // (change_journal.h) from now on, and answers a request resent after a crash that a dead
-  // daemon had begun from `earlier`, what the journal held then (ChangeJournal::Recover).
-  void KeepChangesIn(ChangeJournal* changes, ChangeJournal::Outcomes earlier) {
-    changes_once_.KeepIn(changes, std::move(earlier));
+  // The parts of the filesystem that outlive a daemon: what a handover carries
+  // (handover/fs_handover.h) and what a crash recovers (crash/kept_state.h), reached through
+  // this for them alone. The handlers share these parts; nothing else changes them.
+  struct Parts {
+    InodeTable& inodes;
+    OpenHandles& open;
+    ChangesOnce& changes_once;
+    OwnerLocks& owner_locks;
+    BackingFiles& backing_files;
+    BackingIds& backing_ids;
+  };
+  Parts parts() {
+    return {inodes_, open_, changes_once_, owner_locks_, backing_files_, backing_ids_};
   }
 
   const InodeTable& inodes() const { return inodes_; }
-  // Open files and directories the kernel has not released (yet).
-  size_t open_handles() const { return open_.size(); }
   InodeTable& inodes() { return inodes_; }
-  // READ and WRITE requests served so far: none for a file the kernel reads through passthrough.
-  uint64_t reads_served() const { return reads_.load(std::memory_order_relaxed); }
-  uint64_t writes_served() const { return writes_.load(std::memory_order_relaxed); }
-  uint64_t listings_served() const { return listings_.load(std::memory_order_relaxed); }
-  // Lock requests waiting for their lock, and lock owners' opens held (owner_locks.h).
-  size_t pending_lock_waits() const { return lock_waiter_.pending(); }
-  size_t lock_owner_opens() const { return owner_locks_.opens(); }
+  // What the filesystem holds and has served, now: for ringfuse-ctl and tests.
+  struct Counts {
+    size_t open_handles;        // files and directories the kernel has not released (yet)
+    size_t lock_owner_opens;    // lock owners' opens held (owner_locks.h)
+    size_t pending_lock_waits;  // lock requests waiting for their lock
+    uint64_t reads;     // READs served: none for a file the kernel reads through passthrough
+    uint64_t writes;    // WRITEs served, likewise
+    uint64_t listings;  // READDIRs and READDIRPLUSes served
+  };
+  Counts counts() const;
 
  private:
   // The directory `nodeid` where `name` is to change, or the error to answer (EROFS in
@@ -210,9 +174,6 @@ class PassthroughFs : public Handler {
   // (search_permission.h).
   bool NamesCacheableUnder(uint64_t dir_node);
   wire::EntryOut EntryFor(const Found& found) const;
-  // After a lookup: when more nodes are pinned open than the table's open limit, names the
-  // least recently used beyond half of it to the pruner.
-  void PruneIfTooManyPinned();
   base::Errno ApplySetattr(int path_fd, const struct stat& st, const op::Setattr& change);
   // Tells the kernel to drop the attributes it caches for `nodeid` (attributes only, waiting
   // for its answer): for a change whose reply carries none.
@@ -242,27 +203,25 @@ class PassthroughFs : public Handler {
   // Answers a lock request: at once when `attempt` is done, else (for SETLKW) when it is.
   void AnswerLock(const RequestContext& context, bool wait, LockWaiter::Attempt attempt,
                   EmptyReply reply);
+  // The FSYNC or FSYNCDIR of an fh found nowhere: EBADF for one of this daemon's own. For a dead
+  // daemon's (a kernel-passthrough file writes on without it) the file is closed here, so the
+  // whole backing filesystem is synced: that includes what was written to it.
+  void SyncUnknown(uint64_t fh, EmptyReply& reply);
 
   InodeTable inodes_;
   const DaemonOptions options_;
   bool dont_mask_ = false;           // from Init, before any other request
   bool passthrough_agreed_ = false;  // likewise
-  Pruner pruner_;                    // set once by SetPruner, then only read
-  std::atomic<bool> pruner_set_{false};
-  std::atomic<int64_t> last_prune_{0};        // steady_clock ticks of the last prune asked for
+  NodePruner pruner_{inodes_};
   std::atomic<Notifier*> notifier_{nullptr};  // set once by SetNotifier
-  std::atomic<uint64_t> reads_{0};
-  std::atomic<uint64_t> writes_{0};
-  std::atomic<uint64_t> listings_{0};  // READDIR and READDIRPLUS
+  struct Served {
+    std::atomic<uint64_t> reads{0};
+    std::atomic<uint64_t> writes{0};
+    std::atomic<uint64_t> listings{0};  // READDIR and READDIRPLUS
+  } served_;
   // Before the lock machinery, which may still use a handle while it winds down.
   OpenHandles open_;
-  // Each incarnation's node ids and fh values have 2^40 to themselves, and 2^24 incarnations fit.
-  static constexpr int kIncarnationShift = 40;
   ChangesOnce changes_once_;  // changes made once across crashes
-  // The FSYNC or FSYNCDIR of an fh found nowhere: EBADF for one of this daemon's own. For a dead
-  // daemon's (a kernel-passthrough file writes on without it) the file is closed here, so the
-  // whole backing filesystem is synced: that includes what was written to it.
-  void SyncUnknown(uint64_t fh, EmptyReply& reply);
   OwnerLocks owner_locks_;
   LockWaiter lock_waiter_;
   BackingFiles backing_files_;  // before the ids it registers

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "base/record_fields.h"
+#include "daemon/handover/fs_handover.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -170,7 +171,7 @@ absl::Status Corrupt(std::string_view why) {
 }  // namespace
 
 absl::StatusOr<HandoverPayload> SaveHandoverState(PassthroughFs& fs, const std::string& revision) {
-  SavedFs saved = fs.Save();
+  SavedFs saved = SaveFs(fs);
   Writer out;
   // About what a node takes (its fields and a file handle), so that the bytes grow once.
   constexpr size_t kBytesPerNode = 96;
@@ -215,7 +216,7 @@ absl::StatusOr<std::string> RestoreHandoverState(HandoverPayload payload, Passth
   in.GetAll(saved.backing_ids, [](auto& item, auto visit) { BackingIdFields(item, visit); });
   if (!in.ok()) return Corrupt("ends early");
   if (!in.at_end()) return Corrupt("runs on past its last field");
-  if (absl::Status restored = fs.Restore(saved, fds); !restored.ok()) return restored;
+  if (absl::Status restored = RestoreFs(fs, saved, fds); !restored.ok()) return restored;
   return revision;
 }
 

@@ -9,8 +9,10 @@
 #include <memory>
 #include <string>
 
+#include "daemon/crash/incarnation.h"
 #include "daemon/crash/node_journal.h"
 #include "daemon/crash/open_file_journal.h"
+#include "daemon/crash/reopen_after_crash.h"
 #include "daemon/fs/passthrough_fs.h"
 #include "gtest/gtest.h"
 #include "tests/daemon/test_files.h"
@@ -39,7 +41,7 @@ class CrashReopen : public ::testing::Test {
     Found found;
     ASSERT_EQ(fs_->inodes().Lookup(InodeTable::kRootNodeId, "mine", found), base::Errno());
     node_ = found.inode->nodeid;  // as the dead daemon numbered it
-    ASSERT_TRUE(fs_->ContinueAfterCrash(kIncarnation).ok());
+    ASSERT_TRUE(ContinueAfterCrash(*fs_, kIncarnation).ok());
     absl::StatusOr<std::unique_ptr<OpenFileJournal>> journal = OpenFileJournal::Create();
     ASSERT_TRUE(journal.ok()) << journal.status();
     journal_ = std::move(*journal);
@@ -49,6 +51,11 @@ class CrashReopen : public ::testing::Test {
   std::string HandleOf(const std::string& path) {
     const base::UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
     return fs_->inodes().handles().HandleOf(fd.get());
+  }
+
+  // What the daemon after the crash does with the journal: reopens into `fs` what it names.
+  size_t Reopen(PassthroughFs& fs) {
+    return ReopenAfterCrash(*journal_, fs.parts().inodes, fs.parts().open);
   }
 
   ringfuse::testing::TempDir top_{"ringfuse-crash-reopen"};
@@ -63,7 +70,7 @@ TEST_F(CrashReopen, ARecordOfTheNodesFileIsReopened) {
   const std::string handle = HandleOf(source_ + "/mine");
   ASSERT_FALSE(handle.empty()) << "no handles on this filesystem";
   journal_->Opened(7, node_, handle, O_RDONLY);
-  EXPECT_EQ(fs_->ReopenAfterCrash(*journal_), 1u);
+  EXPECT_EQ(Reopen(*fs_), 1u);
 }
 
 // A record whose handle reaches another inode of the filesystem (here outside SOURCE) is not
@@ -73,7 +80,7 @@ TEST_F(CrashReopen, ARecordWhoseHandleNamesAnotherInodeIsDropped) {
   ASSERT_FALSE(handle.empty()) << "no handles on this filesystem";
   journal_->Opened(7, node_, handle, O_RDONLY);
   journal_->Opened(8, 12345, HandleOf(source_ + "/mine"), O_RDONLY);  // no such node
-  EXPECT_EQ(fs_->ReopenAfterCrash(*journal_), 0u);
+  EXPECT_EQ(Reopen(*fs_), 0u);
   EXPECT_TRUE(journal_->Recover().empty()) << "the refused records stay in the journal";
 }
 
@@ -97,10 +104,10 @@ TEST_F(CrashReopen, AFileOutsideSourceNamedByTheNodeJournalIsNotReopened) {
   DaemonOptions options;
   options.source = source_;
   PassthroughFs next(base::UniqueFd(::open(source_.c_str(), O_PATH | O_CLOEXEC)), options);
-  ASSERT_TRUE(next.ContinueAfterCrash(kIncarnation).ok());
+  ASSERT_TRUE(ContinueAfterCrash(next, kIncarnation).ok());
   const absl::Status restored = next.inodes().RestoreRecorded((*nodes)->Recover().nodes);
   ASSERT_TRUE(restored.ok()) << restored;
-  EXPECT_EQ(next.ReopenAfterCrash(*journal_), 1u) << "the file outside SOURCE was opened";
+  EXPECT_EQ(Reopen(next), 1u) << "the file outside SOURCE was opened";
   EXPECT_EQ(next.inodes().Get(kForged).error(), base::Errno(ESTALE));
   EXPECT_TRUE(next.inodes().Get(node_).ok());
 }
@@ -112,7 +119,7 @@ TEST_F(CrashReopen, ARecordOfAFifoIsDroppedNotOpened) {
   Found found;
   ASSERT_EQ(fs_->inodes().Lookup(InodeTable::kRootNodeId, "fifo", found), base::Errno());
   journal_->Opened(9, found.inode->nodeid, HandleOf(source_ + "/fifo"), O_RDONLY);
-  EXPECT_EQ(fs_->ReopenAfterCrash(*journal_), 0u);
+  EXPECT_EQ(Reopen(*fs_), 0u);
   EXPECT_TRUE(journal_->Recover().empty());
 }
 
@@ -124,7 +131,7 @@ TEST_F(CrashReopen, ARecordOfAnFhNotYetGivenIsDropped) {
   journal_->Opened(kFirstOwnFh + 1, node_, handle, O_RDONLY);
   journal_->Opened(~uint64_t{0}, node_, handle, O_RDONLY);
   journal_->Opened(kFirstOwnFh - 1, node_, handle, O_RDONLY);  // the control: a dead daemon's
-  EXPECT_EQ(fs_->ReopenAfterCrash(*journal_), 1u);
+  EXPECT_EQ(Reopen(*fs_), 1u);
 }
 
 }  // namespace

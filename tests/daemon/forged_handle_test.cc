@@ -250,7 +250,7 @@ TEST_F(ForgedHandles, ReleasedFhValuesAreEbadf) {
     EXPECT_NE(answer, -EBADF) << name;
     EXPECT_TRUE(answer.has_value()) << name << " was never answered";
   }
-  EXPECT_EQ(fs_->open_handles(), 0u) << "RELEASE and RELEASEDIR came last";
+  EXPECT_EQ(fs_->counts().open_handles, 0u) << "RELEASE and RELEASEDIR came last";
   ExpectEveryOperationEbadf(node, file, dir);
 }
 

@@ -224,8 +224,8 @@ TEST_P(IntegrityThroughPassthrough, KernelPassthrough) {
     RINGFUSE_SKIP_ONLY_IF_KERNEL_REFUSES_PASSTHROUGH(works);
   }
   ASSERT_NO_FATAL_FAILURE(ExerciseEverySeed({}));
-  EXPECT_EQ(fs_->reads_served(), 0u);
-  EXPECT_EQ(fs_->writes_served(), 0u);
+  EXPECT_EQ(fs_->counts().reads, 0u);
+  EXPECT_EQ(fs_->counts().writes, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, IntegrityThroughPassthrough,

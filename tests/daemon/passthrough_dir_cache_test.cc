@@ -45,9 +45,9 @@ class DirectoryCache : public PassthroughMountTest {
 
   // The listing of the mount's root, and how many READDIR(PLUS) it cost the daemon.
   std::pair<std::set<std::string>, uint64_t> ListRoot() {
-    const uint64_t before = fs_->listings_served();
+    const uint64_t before = fs_->counts().listings;
     std::set<std::string> names = Names(mount_->root());
-    return {std::move(names), fs_->listings_served() - before};
+    return {std::move(names), fs_->counts().listings - before};
   }
 };
 

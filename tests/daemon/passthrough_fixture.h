@@ -63,7 +63,7 @@ class PassthroughMountTest : public ringfuse::testing::TransportTest {
   bool AwaitLockWaits(size_t count,
                       std::chrono::milliseconds bound = std::chrono::seconds(10)) const {
     const auto deadline = std::chrono::steady_clock::now() + bound;
-    while (fs_->pending_lock_waits() != count) {
+    while (fs_->counts().pending_lock_waits != count) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }

@@ -226,7 +226,7 @@ TEST_P(PassthroughHandover, APosixLockIsStillHeldAfterAHandover) {
   // Let go through the successor, it is free for others.
   range.l_type = F_UNLCK;
   ASSERT_EQ(::fcntl(file.get(), F_SETLK, &range), 0);
-  EXPECT_EQ(successor_fs_->lock_owner_opens(), 1u);  // until the owner's FLUSH at close
+  EXPECT_EQ(successor_fs_->counts().lock_owner_opens, 1u);  // until the owner's FLUSH at close
 }
 
 // With -o passthrough the kernel reads and writes an open file through its backing id, which
@@ -250,7 +250,7 @@ TEST_P(PassthroughHandover, KernelPassthroughOpensKeepTheirBackingIdAcrossAHando
   char back[16] = {};
   ASSERT_EQ(::pread(before.get(), back, sizeof(back), 0), 10) << std::strerror(errno);
   EXPECT_STREQ(back, "abc3456789");
-  EXPECT_EQ(successor_fs_->reads_served() + successor_fs_->writes_served(), 0u)
+  EXPECT_EQ(successor_fs_->counts().reads + successor_fs_->counts().writes, 0u)
       << "the successor served I/O the kernel should have done through the backing file";
 }
 

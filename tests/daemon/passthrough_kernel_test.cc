@@ -81,8 +81,8 @@ TEST_P(KernelPassthrough, ReadsAndWritesBypassTheDaemon) {
   ::close(created);
   EXPECT_EQ(ReadFile(Source("new")), "through create");
   EXPECT_EQ(ReadFile(Mounted("new")), "through create");
-  EXPECT_EQ(fs_->reads_served(), 0u);
-  EXPECT_EQ(fs_->writes_served(), 0u);
+  EXPECT_EQ(fs_->counts().reads, 0u);
+  EXPECT_EQ(fs_->counts().writes, 0u);
 }
 
 // The control: the same I/O without passthrough does reach the daemon.
@@ -93,8 +93,8 @@ TEST_P(KernelPassthrough, WithoutItTheDaemonServesTheIo) {
   ASSERT_NO_FATAL_FAILURE(Mount(options));
   WriteFile(Mounted("file"), "served");
   EXPECT_EQ(ReadFile(Mounted("file")), "served");
-  EXPECT_GT(fs_->reads_served(), 0u);
-  EXPECT_GT(fs_->writes_served(), 0u);
+  EXPECT_GT(fs_->counts().reads, 0u);
+  EXPECT_GT(fs_->counts().writes, 0u);
 }
 
 // Whether `program` runs to exit 0 natively; else its errno (ETXTBSY while anyone writes it).
@@ -119,7 +119,7 @@ TEST_P(KernelPassthrough, OnlyAWriterThroughTheMountKeepsTheProgramFromRunning) 
   ASSERT_GE(reading, 0) << std::strerror(errno);
   char first = 0;
   EXPECT_EQ(::read(reading, &first, 1), 1);
-  EXPECT_EQ(fs_->reads_served(), 0u) << "the read went through the backing file";
+  EXPECT_EQ(fs_->counts().reads, 0u) << "the read went through the backing file";
   EXPECT_EQ(RunsNatively(Source("prog")), 0);
 
   const int writing = ::open(Mounted("prog").c_str(), O_RDWR);
@@ -153,7 +153,7 @@ TEST_P(KernelPassthrough, AWriterIsRefusedWhileTheProgramRunsOnly) {
   const int writing = ::open(Mounted("prog").c_str(), O_RDWR);
   ASSERT_GE(writing, 0) << "with the program ended: " << std::strerror(errno);
   EXPECT_EQ(::pwrite(writing, "#!", 2, 0), 2);
-  EXPECT_EQ(fs_->writes_served(), 0u) << "the write went through the backing file";
+  EXPECT_EQ(fs_->counts().writes, 0u) << "the write went through the backing file";
   ::close(writing);
   ::close(reading);
   EXPECT_EQ(ReadFile(program).substr(0, 2), "#!");

@@ -183,13 +183,13 @@ TEST_P(PassthroughLoad, ForgottenFilesLeaveNoNodesOrFdsBehind) {
   EXPECT_GE(fs_->inodes().size(), nodes_before + kFiles) << "the kernel forgot them already";
   // Dentries and inodes nobody uses go, and with them a FORGET for each node.
   const auto deadline = Clock::now() + std::chrono::seconds(20);
-  while (fs_->inodes().size() > nodes_before || fs_->open_handles() > 0) {
+  while (fs_->inodes().size() > nodes_before || fs_->counts().open_handles > 0) {
     WriteFile("/proc/sys/vm/drop_caches", "2");
     if (Clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(fs_->inodes().size(), nodes_before);
-  EXPECT_EQ(fs_->open_handles(), 0u);
+  EXPECT_EQ(fs_->counts().open_handles, 0u);
   EXPECT_LE(ringfuse::testing::OpenFdCount(), fds_before);
 }
 

@@ -263,7 +263,8 @@ TEST_P(LockStarvation, ParkedWaitsStopNeitherOtherRequestsNorTheUnlock) {
   StartWaiters(kWaiters);
   // Even those that found no free entry on a uring-cmd queue and waited in the kernel for a
   // commit there (uring_cmd_transport.h).
-  EXPECT_TRUE(AwaitLockWaits(kWaiters, kBound)) << fs_->pending_lock_waits() << " waits parked";
+  EXPECT_TRUE(AwaitLockWaits(kWaiters, kBound))
+      << fs_->counts().pending_lock_waits << " waits parked";
   EXPECT_EQ(StatFromCpu("other"), 0) << "a stat from the waiters' CPU (-1: it did not return)";
   EXPECT_EQ(shared_->granted.load(), 0) << "a waiter got the lock while it was held";
 
@@ -283,7 +284,7 @@ TEST_P(LockStarvation, ABurstBeyondTheCapOfAUserStopsNeitherOtherRequestsNorTheU
   ASSERT_NO_FATAL_FAILURE(StartHolder());
   ASSERT_NO_FATAL_FAILURE(Burst(LockWaiter::kMaxWaitsPerUser + 1, 8));
   EXPECT_TRUE(AwaitLockWaits(LockWaiter::kMaxWaitsPerUser, kBound))
-      << fs_->pending_lock_waits() << " waits parked";
+      << fs_->counts().pending_lock_waits << " waits parked";
   ExpectStatUnlockAndEveryWaiterServed(1);
 }
 
@@ -292,7 +293,8 @@ TEST_P(LockStarvation, ABurstBeyondTheCapOfAUserStopsNeitherOtherRequestsNorTheU
 TEST_P(LockStarvation, ABurstOfWaitsAndOtherRequestsStopsNeitherTheOthersNorTheUnlock) {
   ASSERT_NO_FATAL_FAILURE(StartHolder());
   ASSERT_NO_FATAL_FAILURE(Burst(kWaiters, kWaiters));
-  EXPECT_TRUE(AwaitLockWaits(kWaiters, kBound)) << fs_->pending_lock_waits() << " waits parked";
+  EXPECT_TRUE(AwaitLockWaits(kWaiters, kBound))
+      << fs_->counts().pending_lock_waits << " waits parked";
   ExpectStatUnlockAndEveryWaiterServed(0);
   EXPECT_EQ(shared_->granted.load(), kWaiters);
 }

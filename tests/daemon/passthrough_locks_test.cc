@@ -266,10 +266,10 @@ TEST_P(PassthroughLocks, EveryPairingOfOfdAndPosixLocksIsAnsweredAsNatively) {
         << sequence << "\n  through the mount: " << mounted << "\n  natively: " << expected;
   }
   const auto deadline = std::chrono::steady_clock::now() + kBound;
-  while (fs_->lock_owner_opens() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (fs_->counts().lock_owner_opens > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  EXPECT_EQ(fs_->lock_owner_opens(), 0u) << "every owner's open went with its file";
+  EXPECT_EQ(fs_->counts().lock_owner_opens, 0u) << "every owner's open went with its file";
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, PassthroughLocks, ringfuse::testing::kEveryTransport,

@@ -125,7 +125,7 @@ TEST_P(PassthroughOpen, CreateOnANameSourceFilledWithAFifoOrDeviceOpensNothing) 
   EXPECT_EQ(no_reader, ENXIO);
   EXPECT_EQ(ErrnoOf(::open(Mounted("fifo").c_str(), O_WRONLY | O_NONBLOCK)), no_reader);
   EXPECT_EQ(ErrnoOf(::open(Mounted("device").c_str(), O_WRONLY | O_CREAT, 0644)), EACCES);
-  EXPECT_EQ(fs_->open_handles(), 0u) << "nothing was opened in SOURCE";
+  EXPECT_EQ(fs_->counts().open_handles, 0u) << "nothing was opened in SOURCE";
 }
 
 // The kernel opens a FIFO of the mount as a pipe itself, sending no OPEN: the daemon's refusal
@@ -141,7 +141,7 @@ TEST_P(PassthroughOpen, AFifoWorksThroughTheMountWithoutTheDaemonOpeningIt) {
   byte = 0;
   EXPECT_EQ(::read(pipe, &byte, 1), 1);
   EXPECT_EQ(byte, 'x');
-  EXPECT_EQ(fs_->open_handles(), 0u) << "nothing was opened in SOURCE";
+  EXPECT_EQ(fs_->counts().open_handles, 0u) << "nothing was opened in SOURCE";
   ::close(pipe);
 }
 

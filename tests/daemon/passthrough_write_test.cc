@@ -291,7 +291,7 @@ TEST_P(PassthroughWrite, AWaitGrantedAfterACloseOfTheSameOwnerIsHeld) {
       << "the lock granted after the close is held";
   ::close(fd);
   EXPECT_EQ(RunInChild([&] { return OpenAndLock(path, F_SETLK); }), 0);
-  EXPECT_EQ(fs_->lock_owner_opens(), 0u) << "every owner's open closed with its last close";
+  EXPECT_EQ(fs_->counts().lock_owner_opens, 0u) << "every owner's open closed with its last close";
 }
 
 // A waiting caller killed is answered at once, while the lock is still held: it does not sit in
@@ -387,9 +387,9 @@ TEST_P(PassthroughWrite, HandlesTheKernelNeverReleasedGoWithTheFilesystem) {
   const int dir = ::open(Mounted("dir").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   ASSERT_GE(file, 0) << std::strerror(errno);
   ASSERT_GE(dir, 0) << std::strerror(errno);
-  EXPECT_EQ(fs_->open_handles(), 2u);
+  EXPECT_EQ(fs_->counts().open_handles, 2u);
   EXPECT_GE(mount_->StopAndJoin(), 0);
-  EXPECT_EQ(fs_->open_handles(), 2u) << "the kernel released what a client still holds";
+  EXPECT_EQ(fs_->counts().open_handles, 2u) << "the kernel released what a client still holds";
   ::close(file);
   ::close(dir);
   Unmount();

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "daemon/crash/change_journal.h"
+#include "daemon/crash/incarnation.h"
 #include "daemon/fs/passthrough_fs.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_sandbox.h"
@@ -113,8 +114,8 @@ void Serve(const Sandbox& sandbox, ChangeJournal& journal, ChangeJournal::Outcom
     options.source = sandbox.source();
     daemon::PassthroughFs fs(
         base::UniqueFd(::open(options.source.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)), options);
-    if (!fs.ContinueAfterCrash(kIncarnation).ok()) std::abort();
-    fs.KeepChangesIn(&journal, std::move(outcomes));
+    if (!daemon::ContinueAfterCrash(fs, kIncarnation).ok()) std::abort();
+    fs.parts().changes_once.KeepIn(&journal, std::move(outcomes));
     NullDiagnostics diagnostics;
     internal::Dispatcher dispatcher(fs, channel, diagnostics, InitWishes{});
     SendInit(dispatcher, KernelOffer());

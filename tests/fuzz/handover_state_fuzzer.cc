@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "daemon/fs/passthrough_fs.h"
+#include "daemon/handover/fs_handover.h"
 #include "daemon/handover/handover_state.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_fds.h"
@@ -127,7 +128,7 @@ void CheckHandsOverAgain(PassthroughFs& fs, const std::string& revision, const S
 
 // The kernel goes on: it asks about nodes, reads and lists what is open, and releases it.
 void Serve(PassthroughFs& fs) {
-  const daemon::SavedFs saved = fs.Save();
+  const daemon::SavedFs saved = daemon::SaveFs(fs);
   CountingChannel channel;
   NullDiagnostics diagnostics;
   internal::Dispatcher dispatcher(fs, channel, diagnostics, InitWishes{});

@@ -205,7 +205,7 @@ S_IFREG, S_IFDIR, S_IFLNK = 0o100000, 0o040000, 0o120000
 ENOENT, EEXIST = 2, 17
 RESEND = 1 << 63
 # This daemon's first node id and fh after a crash, as incarnation 1
-# (PassthroughFs::ContinueAfterCrash).
+# (crash/incarnation.h).
 OWN_FIRST = 1 << 40
 # The scratch inodes a record names by tag (tests/fuzz/scratch_inodes.h).
 ROOT, FILE, DIR, INNER, FIFO, OUTFILE, CANARY_SECRET, CANARY_DIR = range(8)

@@ -36,7 +36,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "daemon/crash/incarnation.h"
 #include "daemon/crash/open_file_journal.h"
+#include "daemon/crash/reopen_after_crash.h"
 #include "daemon/fs/passthrough_fs.h"
 #include "tests/fuzz/fuzz_checks.h"
 #include "tests/fuzz/fuzz_sandbox.h"
@@ -133,9 +135,9 @@ void GoOn(daemon::PassthroughFs& fs, const std::vector<OpenFileJournal::Entry>& 
     if (channel.RepliesTo(unique) != 1) std::abort();
     return channel.ErrorOf(unique);
   };
-  const size_t held = fs.open_handles();
+  const size_t held = fs.counts().open_handles;
   if (answered(Opcode::kOpen, kFileNode, BytesOf(OpenArgs(O_RDONLY))) == 0 &&
-      fs.open_handles() != held + 1) {
+      fs.counts().open_handles != held + 1) {
     std::abort();  // the new handle took the place of one reopened
   }
   for (const OpenFileJournal::Entry& entry : reopened) {
@@ -148,7 +150,7 @@ void GoOn(daemon::PassthroughFs& fs, const std::vector<OpenFileJournal::Entry>& 
     }
   }
   const std::vector<OpenFileJournal::Entry> left = RecordsIn(memfd);
-  if (left.size() != fs.open_handles()) std::abort();
+  if (left.size() != fs.counts().open_handles) std::abort();
   for (const OpenFileJournal::Entry& entry : left) {
     if (entry.fh < kFirstOwnFh) std::abort();  // one reopened and released stayed
   }
@@ -176,15 +178,16 @@ void FuzzOpenFileJournal(const uint8_t* data, size_t size) {
   options.source = scratch.sandbox.source();
   daemon::PassthroughFs fs(scratch.OpenSource(), options);
   LookUpTheDeadDaemonsNodes(fs.inodes());
-  if (!fs.ContinueAfterCrash(kIncarnation).ok()) std::abort();
-  fs.KeepOpenFilesIn(journal->get());
+  if (!daemon::ContinueAfterCrash(fs, kIncarnation).ok()) std::abort();
+  fs.parts().open.KeepIn(journal->get());
   const absl::Time start = absl::Now();
-  const size_t reopened_count = fs.ReopenAfterCrash(**journal);
+  const size_t reopened_count =
+      daemon::ReopenAfterCrash(**journal, fs.parts().inodes, fs.parts().open);
   // A reopen that blocks (a FIFO with no writer) would hold the daemon's recovery up for good;
   // here libFuzzer's alarm interrupts it, which must not hide it.
   if (absl::Now() - start > kLongestRecovery) std::abort();
   const std::vector<OpenFileJournal::Entry> reopened = RecordsIn((*journal)->fd());
-  if (reopened.size() != reopened_count || fs.open_handles() != reopened_count) std::abort();
+  if (reopened.size() != reopened_count || fs.counts().open_handles != reopened_count) std::abort();
   CheckReopenedTheirOwnInodes(fs, reopened);
   if (Snapshot(scratch.sandbox.source()) != scratch.source_snapshot) std::abort();
   scratch.sandbox.CheckConfined();

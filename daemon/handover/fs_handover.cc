@@ -1,12 +1,11 @@
-// The passthrough filesystem's part of a handover: its open files and directories, the lock
-// owners' opens and the shared backing ids, beside the inode table (inode_table_handover.cc).
+#include "daemon/handover/fs_handover.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
-#include "daemon/fs/passthrough_fs.h"
 
 namespace ringfuse::daemon {
 namespace {
@@ -28,23 +27,25 @@ absl::Status FhTwice(uint64_t fh) {
 
 }  // namespace
 
-SavedFs PassthroughFs::Save() {
+SavedFs SaveFs(PassthroughFs& fs) {
+  const PassthroughFs::Parts parts = fs.parts();
   SavedFs saved;
-  saved.table = inodes_.Save();
-  open_.ForEachFile([&saved](uint64_t fh, const FileHandle& file) {
+  saved.table = parts.inodes.Save();
+  parts.open.ForEachFile([&saved](uint64_t fh, const FileHandle& file) {
     saved.files.push_back(
         SavedFs::File{fh, file.fd(), file.flags(), file.passthrough(), file.direct()});
   });
-  open_.ForEachDir([&saved](uint64_t fh, const DirHandle& dir) {
+  parts.open.ForEachDir([&saved](uint64_t fh, const DirHandle& dir) {
     saved.dirs.push_back({fh, dir.fd()});
   });
-  saved.owner_opens = owner_locks_.Save();
-  saved.backing_ids = backing_ids_.Save();
+  saved.owner_opens = parts.owner_locks.Save();
+  saved.backing_ids = parts.backing_ids.Save();
   return saved;
 }
 
-absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<base::UniqueFd>& fds) {
-  if (absl::Status table = inodes_.Restore(saved.table, fds); !table.ok()) return table;
+absl::Status RestoreFs(PassthroughFs& fs, const SavedFs& saved, std::vector<base::UniqueFd>& fds) {
+  const PassthroughFs::Parts parts = fs.parts();
+  if (absl::Status table = parts.inodes.Restore(saved.table, fds); !table.ok()) return table;
   for (const SavedFs::File& file : saved.files) {
     absl::StatusOr<base::UniqueFd> fd = Take(fds, file.fd);
     if (!fd.ok()) return fd.status();
@@ -55,7 +56,7 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<base::Uniq
         handle->set_direct(std::move(*direct));
       }
     }
-    if (!open_.RestoreFile(file.fh, std::move(handle))) return FhTwice(file.fh);
+    if (!parts.open.RestoreFile(file.fh, std::move(handle))) return FhTwice(file.fh);
   }
   for (const SavedFs::Dir& dir : saved.dirs) {
     absl::StatusOr<base::UniqueFd> fd = Take(fds, dir.fd);
@@ -65,15 +66,15 @@ absl::Status PassthroughFs::Restore(const SavedFs& saved, std::vector<base::Uniq
     fd->release();  // the stream's now
     auto handle = std::make_unique<DirHandle>(stream);
     handle->ForgetPosition();
-    if (!open_.RestoreDir(dir.fh, std::move(handle))) return FhTwice(dir.fh);
+    if (!parts.open.RestoreDir(dir.fh, std::move(handle))) return FhTwice(dir.fh);
   }
   for (const OwnerLocks::Saved& open : saved.owner_opens) {
     absl::StatusOr<base::UniqueFd> fd = Take(fds, open.fd);
     if (!fd.ok()) return fd.status();
-    owner_locks_.Restore(open, std::move(*fd));
+    parts.owner_locks.Restore(open, std::move(*fd));
   }
   // Last: an id adopted is closed if the restore fails after it (backing_ids.h).
-  return backing_ids_.Restore(backing_files_, saved.backing_ids);
+  return parts.backing_ids.Restore(parts.backing_files, saved.backing_ids);
 }
 
 }  // namespace ringfuse::daemon
