@@ -24,6 +24,8 @@
 
 namespace ringfuse::internal {
 
+struct KeeperKept;  // keeper_protocol.h
+
 class SessionImpl {
  public:
   // Mounts, answers INIT, picks and starts the transport. `handler` must outlive the session.
@@ -92,6 +94,15 @@ class SessionImpl {
   // `fds[0]` is already the mount's; the rest are the application's.
   absl::Status ServeTakenOver(HandoverRecord& record, std::vector<base::UniqueFd> fds,
                               const SessionOptions& options, const RestoreFromHandover& restore);
+  // StartKept's two halves: a keeper that holds no connection yet (mount, INIT, deposit the
+  // connection and `kept_fds` with the keeper, serve), and one that kept a dead daemon's (take
+  // it back, recover, serve).
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartKeptFresh(
+      base::UniqueFd keeper, const SessionOptions& options, Handler& handler,
+      const std::vector<int>& kept_fds);
+  static absl::StatusOr<std::unique_ptr<SessionImpl>> StartRecovered(
+      base::UniqueFd keeper, const KeeperKept& kept, const SessionOptions& options,
+      Handler& handler, const RecoverAfterCrash& recover);
   // A recovered connection's half after the keeper sent it: recover, stale names, RESEND,
   // transport.
   absl::Status ServeRecovered(HandoverRecord& record, const CrashRecovery& crash,

@@ -55,36 +55,48 @@ absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKept(
   if (absl::Status said = SendDaemonMessage(keeper.get(), KeeperHello{}); !said.ok()) return said;
   absl::StatusOr<KeeperAnswer> answer = ReceiveKeeperAnswer(keeper.get(), kKeeperTimeout);
   if (!answer.ok()) return answer.status();
-  std::unique_ptr<SessionImpl> session;
   if (std::holds_alternative<KeeperFresh>(*answer)) {
-    absl::StatusOr<std::unique_ptr<SessionImpl>> agreed = MountAndInit(*options, handler);
-    if (!agreed.ok()) return agreed.status();
-    session = std::move(*agreed);
-    session->keeper_ = std::move(keeper);
-    // Before the first request is read: from then on nothing read dies with this process.
-    absl::Status serving = session->CheckKernelResends();
-    if (serving.ok()) serving = session->DepositWithKeeper(kept_fds);
-    if (serving.ok()) serving = session->StartTransport(*options);
-    if (!serving.ok()) {
-      session->Stop();
-      return serving;
-    }
-    return session;
+    return StartKeptFresh(std::move(keeper), *options, handler, kept_fds);
   }
-  const KeeperKept& kept = std::get<KeeperKept>(*answer);
+  return StartRecovered(std::move(keeper), std::get<KeeperKept>(*answer), *options, handler,
+                        recover);
+}
+
+absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartKeptFresh(
+    base::UniqueFd keeper, const SessionOptions& options, Handler& handler,
+    const std::vector<int>& kept_fds) {
+  absl::StatusOr<std::unique_ptr<SessionImpl>> agreed = MountAndInit(options, handler);
+  if (!agreed.ok()) return agreed.status();
+  std::unique_ptr<SessionImpl> session = std::move(*agreed);
+  session->keeper_ = std::move(keeper);
+  // Before the first request is read: from then on nothing read dies with this process.
+  absl::Status serving = session->CheckKernelResends();
+  if (serving.ok()) serving = session->DepositWithKeeper(kept_fds);
+  if (serving.ok()) serving = session->StartTransport(options);
+  if (!serving.ok()) {
+    session->Stop();
+    return serving;
+  }
+  return session;
+}
+
+absl::StatusOr<std::unique_ptr<SessionImpl>> SessionImpl::StartRecovered(
+    base::UniqueFd keeper, const KeeperKept& kept, const SessionOptions& options, Handler& handler,
+    const RecoverAfterCrash& recover) {
   absl::StatusOr<ReceivedHandover> received = ReceiveHandover(keeper.get());
   if (!received.ok()) return received.status();
   if (received->fds.empty()) return absl::DataLossError("the keeper sent no /dev/fuse fd");
   HandoverRecord& record = received->record;
-  session.reset(new SessionImpl(received->fds[0].get(), handler, options->init));
+  std::unique_ptr<SessionImpl> session(
+      new SessionImpl(received->fds[0].get(), handler, options.init));
   // Until it serves, nothing here unmounts: the keeper holds the mount for the next try.
   session->handed_over_ = true;
-  session->dispatcher_.set_observer(options->observer);
+  session->dispatcher_.set_observer(options.observer);
   session->mount_.emplace(Mount::Adopt(std::move(received->fds[0]), std::move(record.mountpoint),
                                        record.method, record.connection_id));
   CrashRecovery crash{kept.incarnation, kept.note, {}};
   for (size_t i = 1; i < received->fds.size(); ++i) crash.fds.push_back(received->fds[i].release());
-  if (absl::Status serving = session->ServeRecovered(record, crash, *options, recover);
+  if (absl::Status serving = session->ServeRecovered(record, crash, options, recover);
       !serving.ok()) {
     session->mount_->LeaveMounted();
     return serving;
