@@ -8,6 +8,7 @@
 #include <span>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "daemon/inodes/inode_table.h"
 
@@ -175,11 +176,7 @@ SavedTable InodeTable::Save() const {
   saved.next_nodeid = next_nodeid_.load();
   saved.names_moved = names_moved_.load();
   saved.lookups_served = lookups_served_.Sum();
-  saved.tracked_entries_limit = tracked_entries_limit_.load();
-  saved.entries_complete = entries_complete_.load();
-  for (const TrackShard& shard : tracked_) {
-    saved.entries.insert(saved.entries.end(), shard.entries.begin(), shard.entries.end());
-  }
+  looked_up_.Save(saved.tracked_entries_limit, saved.entries_complete, saved.entries);
   saved.handle_mounts = handles_.Mounts();
   return saved;
 }
@@ -213,10 +210,7 @@ absl::Status InodeTable::Restore(const SavedTable& saved, std::vector<base::Uniq
   next_nodeid_ = saved.next_nodeid;
   names_moved_ = saved.names_moved;
   lookups_served_.Reset(saved.lookups_served);
-  tracked_entries_limit_ = saved.tracked_entries_limit;
-  entries_complete_ = saved.entries_complete;
-  for (const auto& entry : saved.entries) TrackOf(entry.first, entry.second).entries.insert(entry);
-  tracked_count_ = saved.entries.size();
+  looked_up_.Restore(saved.tracked_entries_limit, saved.entries_complete, saved.entries);
   return absl::OkStatus();
 }
 
@@ -233,7 +227,6 @@ void InodeTable::Clear(Closing& closing) {
     shard.unproven.clear();
   }
   for (BackingShard& shard : backing_) shard.nodeids.clear();
-  for (TrackShard& shard : tracked_) shard.entries.clear();
   by_name_.clear();
   open_count_ = 0;
   pinned_count_ = 0;

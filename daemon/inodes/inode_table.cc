@@ -40,7 +40,7 @@ size_t InodeTable::OpenLimitFor(size_t fd_limit) {
 }
 
 InodeTable::InodeTable(base::UniqueFd root, size_t open_limit, absl::Duration lowered_for)
-    : handles_(root.get()), open_limit_(open_limit), lowered_for_(lowered_for) {
+    : handles_(root.get()), open_budget_(open_limit, lowered_for) {
   {
     AllLocked lock(*this);
     // The root is never forgotten: one lookup that no FORGET takes away.
@@ -54,10 +54,6 @@ InodeTable::~InodeTable() { StopLendingFds(this); }
 
 InodeTable::BackingShard& InodeTable::BackingOf(dev_t dev, ino_t ino) const {
   return backing_[absl::Hash<std::pair<dev_t, ino_t>>{}({dev, ino}) % kShards];
-}
-
-InodeTable::TrackShard& InodeTable::TrackOf(uint64_t parent, std::string_view name) {
-  return tracked_[absl::Hash<std::pair<uint64_t, std::string_view>>{}({parent, name}) % kShards];
 }
 
 InodeTable::Entry* InodeTable::Find(Shard& shard, uint64_t nodeid) {
@@ -121,23 +117,14 @@ base::Errno InodeTable::Lookup(uint64_t parent, std::string_view name, Found& fo
 // the root's switch holds too: a lookup either is reported by ReplaceRoot or sees the new root.
 bool InodeTable::Begin(uint64_t parent, std::string_view name) {
   lookups_served_.Add();
-  const size_t limit = tracked_entries_limit_.load(std::memory_order_acquire);
+  const size_t limit = looked_up_.limit();
   if (limit == 0) return true;  // Get(parent) tells a forgotten parent
   {
     Shard& shard = ShardOf(parent);
     absl::ReaderMutexLock lock(&shard.mutex);
     if (Find(shard, parent) == nullptr) return false;  // whose names are not tracked
   }
-  TrackShard& shard = TrackOf(parent, name);
-  absl::MutexLock lock(&shard.mutex);
-  std::pair<uint64_t, std::string> key(parent, name);
-  if (shard.entries.contains(key)) return true;
-  if (tracked_count_.fetch_add(1) < limit) {
-    shard.entries.insert(std::move(key));
-  } else {
-    tracked_count_.fetch_sub(1);
-    entries_complete_ = false;
-  }
+  looked_up_.Note(parent, name, limit);
   return true;
 }
 
@@ -445,10 +432,6 @@ base::ErrnoOr<std::shared_ptr<const Inode>> InodeTable::Reopen(const Closed& clo
   return inode;
 }
 
-void InodeTable::TrackEntries(size_t limit) {
-  tracked_entries_limit_.store(limit, std::memory_order_release);
-}
-
 // Lookups wait for this only as long as it takes to copy the node ids: the names leave in swaps.
 KernelCache InodeTable::ReplaceRoot(base::UniqueFd root) {
   KernelCache cache;
@@ -462,12 +445,7 @@ KernelCache InodeTable::ReplaceRoot(base::UniqueFd root) {
       if (entry.lookups > 0) cache.nodeids.push_back(nodeid);  // not those only kept as parents
     }
   }
-  for (TrackShard& shard : tracked_) {
-    cache.entries.merge(shard.entries);
-    shard.entries.clear();
-  }
-  tracked_count_ = 0;
-  cache.entries_complete = entries_complete_.exchange(true);
+  cache.entries_complete = looked_up_.Take(cache.entries);
   return cache;
 }
 

@@ -26,8 +26,8 @@
 // table's names lock: the names of nodes without a handle (so a daemon without
 // CAP_DAC_READ_SEARCH, or a backing filesystem without lasting handles, serializes those) and
 // the rare whole-table operations (a root switch, a handover's save and restore). Lock order:
-// tracking shard, names lock, backing shard, node shard; never two shards of one kind at once but
-// in a whole-table operation, in index order.
+// tracking shard (looked_up_names.h), names lock, backing shard, node shard; never two shards of
+// one kind at once but in a whole-table operation, in index order.
 //
 // Every access to the backing tree goes through these fds with *at() calls on single names
 // that may not be "", ".", ".." or contain '/', opened with O_NOFOLLOW: no path is ever
@@ -47,13 +47,14 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/fd.h"
 #include "daemon/inodes/inode_handle.h"
+#include "daemon/inodes/looked_up_names.h"
+#include "daemon/inodes/open_budget.h"
 #include "daemon/inodes/striped_counter.h"
 
 namespace ringfuse::daemon {
@@ -75,7 +76,7 @@ struct Found {
 // What the kernel may hold from this table: every name it looked up (a dentry, possibly negative)
 // and every node it has not forgotten, in no particular order.
 struct KernelCache {
-  absl::flat_hash_set<std::pair<uint64_t, std::string>> entries;
+  LookedUpNames::Names entries;
   std::vector<uint64_t> nodeids;
   // False when more names were looked up than tracking keeps: `entries` then misses some.
   bool entries_complete = true;
@@ -181,11 +182,8 @@ class InodeTable {
   base::ErrnoOr<std::shared_ptr<const Inode>> Get(uint64_t nodeid);
 
   // Remember every (parent, name) looked up from now on, found or not, so that ReplaceRoot can
-  // say which dentries the kernel may hold. Off by default: it costs a set insert per lookup.
-  // At most `limit` names are kept between two switches, so that clients looking up ever new
-  // missing names cannot grow the daemon without bound; past it, the cache is incomplete.
-  static constexpr size_t kDefaultTrackedEntries = 1 << 18;
-  void TrackEntries(size_t limit = kDefaultTrackedEntries);
+  // say which dentries the kernel may hold (looked_up_names.h), at most `limit` of them.
+  void TrackEntries(size_t limit = LookedUpNames::kDefaultLimit) { looked_up_.Track(limit); }
   // Serves `root` (an O_PATH directory fd) as node 1 from now on, and returns what the kernel
   // may have cached before, forgetting the tracked names: the caller invalidates them next.
   // A lookup that started before this call either is in the returned names or resolves under
@@ -217,9 +215,9 @@ class InodeTable {
 
   size_t size() const;
   uint64_t LookupCount(uint64_t nodeid) const;
-  size_t open_limit() const { return open_limit_; }
+  size_t open_limit() const { return open_budget_.limit(); }
   // The budget now: open_limit(), less what opens took back on EMFILE in the last lowered_for.
-  size_t budget() const;
+  size_t budget() const { return open_budget_.now(); }
   // Closes up to `count` open nodes CLOCK finds unused and keeps the budget that much lower for
   // a while, so that the fds stay with whoever ran out; returns how many it closed.
   size_t GiveBack(size_t count);
@@ -277,11 +275,6 @@ class InodeTable {
     mutable absl::Mutex mutex;
     absl::flat_hash_map<std::pair<dev_t, ino_t>, uint64_t> nodeids ABSL_GUARDED_BY(mutex);
   };
-  // The names looked up since the last root switch, while tracking.
-  struct alignas(64) TrackShard {
-    absl::Mutex mutex;
-    decltype(KernelCache::entries) entries ABSL_GUARDED_BY(mutex);
-  };
   // What reopening a closed node needs, copied out of its entry.
   struct Closed {
     uint64_t nodeid;
@@ -297,7 +290,7 @@ class InodeTable {
   class AllLocked {
    public:
     explicit AllLocked(const InodeTable& table) : table_(table) {
-      for (TrackShard& shard : table_.tracked_) shard.mutex.Lock();
+      table_.looked_up_.LockAll();
       table_.names_mutex_.Lock();
       for (BackingShard& shard : table_.backing_) shard.mutex.Lock();
       for (Shard& shard : table_.shards_) shard.mutex.Lock();
@@ -306,7 +299,7 @@ class InodeTable {
       for (Shard& shard : table_.shards_) shard.mutex.Unlock();
       for (BackingShard& shard : table_.backing_) shard.mutex.Unlock();
       table_.names_mutex_.Unlock();
-      for (TrackShard& shard : table_.tracked_) shard.mutex.Unlock();
+      table_.looked_up_.UnlockAll();
     }
     AllLocked(const AllLocked&) = delete;
     AllLocked& operator=(const AllLocked&) = delete;
@@ -317,7 +310,6 @@ class InodeTable {
 
   Shard& ShardOf(uint64_t nodeid) const { return shards_[nodeid % kShards]; }
   BackingShard& BackingOf(dev_t dev, ino_t ino) const;
-  TrackShard& TrackOf(uint64_t parent, std::string_view name);
   // The entry of `nodeid` in `shard`, or null.
   static Entry* Find(Shard& shard, uint64_t nodeid) ABSL_SHARED_LOCKS_REQUIRED(shard.mutex);
 
@@ -437,14 +429,10 @@ class InodeTable {
   base::ErrnoOr<std::shared_ptr<const Inode>> Reopen(const Closed& closed, const Inode* parent);
 
   InodeHandles handles_;
-  const size_t open_limit_;
-  const absl::Duration lowered_for_;
-  // What GiveBack took off the budget, until the steady clock (in ns) passes lowered_until_.
-  mutable std::atomic<size_t> lowered_by_{0};
-  std::atomic<int64_t> lowered_until_{0};
+  OpenBudget open_budget_;
   mutable Shard shards_[kShards];
   mutable BackingShard backing_[kShards];
-  mutable TrackShard tracked_[kShards];
+  mutable LookedUpNames looked_up_;  // since the last root switch, while tracking
   mutable absl::Mutex names_mutex_;
   // Each name of a node without a handle (Entry::parent, Entry::name), to find it at a rename.
   absl::flat_hash_map<std::pair<uint64_t, std::string>, uint64_t> by_name_
@@ -458,10 +446,6 @@ class InodeTable {
   std::atomic<size_t> pinned_count_{0};         // in every shard's `pinned`
   std::atomic<size_t> evict_hand_{0};           // the shard CLOCK looks at next
   mutable std::atomic<uint64_t> use_ticks_{0};  // Entry::last_use's clock
-  // Tracking: 0, or at most this many names between two switches.
-  std::atomic<size_t> tracked_entries_limit_{0};
-  std::atomic<size_t> tracked_count_{0};
-  std::atomic<bool> entries_complete_{true};
   StripedCounter lookups_served_;
   // Set with every shard locked, so that holding any one shard's lock reads it.
   std::atomic<NodeRecorder*> recorder_{nullptr};

@@ -4,9 +4,9 @@
 // first node whose bit is clear, clearing those it passes, so a node used since the sweep last
 // passed stays open. The nodes only FORGET closes are kept apart, with a use tick for naming
 // the least recently used of them (UnclosableBeyond). An open elsewhere in the daemon that finds
-// no fd free takes some back (GiveBack), and the budget stays that much lower a while.
+// no fd free takes some back (GiveBack), and the budget stays that much lower a while
+// (open_budget.h).
 #include <algorithm>
-#include <chrono>
 
 #include "daemon/inodes/inode_table.h"
 
@@ -64,32 +64,10 @@ void InodeTable::Touch(const Entry& entry) const {
   }
 }
 
-namespace {
-int64_t SteadyNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
-// Read at every lookup: the clock only while lowered.
-size_t InodeTable::budget() const {
-  const size_t lowered = lowered_by_.load(std::memory_order_relaxed);
-  if (lowered == 0) return open_limit_;
-  if (SteadyNanos() >= lowered_until_.load(std::memory_order_relaxed)) {
-    lowered_by_.store(0, std::memory_order_relaxed);  // a race with GiveBack only shortens it
-    return open_limit_;
-  }
-  return open_limit_ - lowered;
-}
-
 size_t InodeTable::GiveBack(size_t count) {
   const size_t open_before = open_count_.load();
-  const size_t lowered =
-      std::min(open_limit_, std::max(std::max(open_before, count) - count, kFewestOpen));
-  lowered_until_.store(SteadyNanos() + absl::ToInt64Nanoseconds(lowered_for_),
-                       std::memory_order_relaxed);
-  lowered_by_.store(open_limit_ - lowered, std::memory_order_relaxed);
+  open_budget_.LowerTo(
+      std::min(open_limit(), std::max(std::max(open_before, count) - count, kFewestOpen)));
   CloseBeyondLimit();
   const size_t open_after = open_count_.load();
   return open_before > open_after ? open_before - open_after : 0;

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/clock.h"
 #include "daemon/access/credentials.h"
 #include "daemon/inodes/inode_table.h"
 #include "daemon/inodes/mutex_mode.h"
@@ -135,6 +137,36 @@ TEST_F(InodeTableConcurrency, GivingFdsBackWhileLookingUpKeepsCountsExact) {
   EXPECT_EQ(table_->size(), 1u) << "every lookup was forgotten: only the root is left";
   EXPECT_LE(table_->open_count(), kOpenLimit + 1) << "the root stays open besides the limit";
   EXPECT_GT(given, 0u) << "nothing was given back: the test proved nothing";
+}
+
+// Revisions mode: every lookup notes its name while root switches come one after another
+// (looked_up_names.h); each name looked up is reported by a switch, and the counts stay exact.
+TEST_F(InodeTableConcurrency, EveryNameLookedUpReachesASwitchUnderManyThreads) {
+  table_->TrackEntries();
+  auto switch_root = [&] {
+    return table_->ReplaceRoot(base::UniqueFd(::open(root_.path().c_str(), O_PATH | O_CLOEXEC)));
+  };
+  std::atomic<bool> done{false};
+  absl::flat_hash_set<std::string> reported;
+  bool complete = true;
+  size_t switches = 0;
+  std::thread switcher([&] {
+    for (; !done.load(); ++switches) {
+      const KernelCache cache = switch_root();
+      for (const auto& entry : cache.entries) reported.insert(entry.second);
+      complete = complete && cache.entries_complete;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  });
+  const int failures = AllRounds();
+  done = true;
+  switcher.join();
+  for (const auto& entry : switch_root().entries) reported.insert(entry.second);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(table_->size(), 1u) << "every lookup was forgotten: only the root is left";
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(reported.size(), size_t{kFiles} + 1) << "every file's name and the directory's";
+  EXPECT_GT(switches, 1u) << "no switch ran among the lookups: the test proved nothing";
 }
 
 // The negative control for the count above: a lookup not forgotten keeps its node.
